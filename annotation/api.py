@@ -1,0 +1,126 @@
+"""REST API: admins manage batches and read everything; annotators claim, read and submit
+their own assignments only."""
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.exceptions import ValidationError as ApiValidationError
+from rest_framework.response import Response
+
+from .models import Assignment, Batch, Task, Worker
+from .permissions import IsAdmin, IsAnnotator
+from .selectors import batch_progress
+from .serializers import (
+    AssignmentSerializer,
+    BatchCreateSerializer,
+    BatchSerializer,
+    ProgressSerializer,
+    SubmitSerializer,
+    TaskSerializer,
+    WorkerSerializer,
+)
+from .services.batches import batch_create_from_rows, batch_set_status
+from .services.claims import task_claim_next
+from .services.errors import AnswerInvalid, EngineError, NotEligible, TooFast
+from .services.submissions import assignment_submit
+from .services.workers import worker_for_user
+
+
+class BatchViewSet(viewsets.ReadOnlyModelViewSet):
+    permission_classes = [IsAdmin]
+    serializer_class = BatchSerializer
+    lookup_field = "uuid"
+    queryset = Batch.objects.select_related("required_qualification").order_by("-created_at")
+
+    @extend_schema(request=BatchCreateSerializer, responses=BatchSerializer)
+    def create(self, request):
+        incoming = BatchCreateSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        try:
+            batch = batch_create_from_rows(**incoming.validated_data)
+        except (ValidationError, LookupError) as exc:
+            raise ApiValidationError(
+                {"rows": [str(m) for m in getattr(exc, "messages", [exc])]}
+            ) from exc
+        return Response(BatchSerializer(batch).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses=ProgressSerializer)
+    @action(detail=True)
+    def progress(self, request, uuid=None):
+        return Response(ProgressSerializer(batch_progress(self.get_object())).data)
+
+    @extend_schema(request=None, responses=BatchSerializer)
+    @action(detail=True, methods=["post"], url_path="status/(?P<new_status>[a-z]+)")
+    def set_status(self, request, uuid=None, new_status=None):
+        try:
+            batch = batch_set_status(self.get_object(), new_status)
+        except (ValidationError, KeyError) as exc:
+            raise ApiValidationError({"status": [str(exc)]}) from exc
+        return Response(BatchSerializer(batch).data)
+
+
+class TaskViewSet(viewsets.ReadOnlyModelViewSet):
+    permission_classes = [IsAdmin]
+    serializer_class = TaskSerializer
+    lookup_field = "uuid"
+    queryset = Task.objects.select_related("batch").order_by("batch_id", "position")
+
+
+class WorkerViewSet(viewsets.ReadOnlyModelViewSet):
+    permission_classes = [IsAdmin]
+    serializer_class = WorkerSerializer
+    lookup_field = "uuid"
+    queryset = Worker.objects.order_by("id")
+
+
+class AssignmentViewSet(viewsets.ReadOnlyModelViewSet):
+    permission_classes = [IsAdmin]
+    serializer_class = AssignmentSerializer
+    lookup_field = "uuid"
+    queryset = Assignment.objects.select_related("task", "batch", "worker").order_by("id")
+
+
+class MyAssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
+                          viewsets.GenericViewSet):
+    """The requesting annotator's own assignments; anyone else's are simply not found."""
+
+    permission_classes = [IsAnnotator]
+    serializer_class = AssignmentSerializer
+    lookup_field = "uuid"
+
+    def get_queryset(self):
+        worker = worker_for_user(self.request.user)
+        return (Assignment.objects.filter(worker=worker)
+                .select_related("task", "batch", "worker").order_by("id"))
+
+    @extend_schema(request=None, responses={201: AssignmentSerializer, 204: None})
+    @action(detail=False, methods=["post"], url_path=r"claim/(?P<batch_uuid>[0-9a-f-]{36})")
+    def claim(self, request, batch_uuid=None):
+        batch = get_object_or_404(Batch, uuid=batch_uuid)
+        try:
+            assignment = task_claim_next(batch=batch, worker=worker_for_user(request.user))
+        except NotEligible as exc:
+            raise PermissionDenied(str(exc)) from exc
+        if assignment is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(AssignmentSerializer(assignment).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=SubmitSerializer, responses=AssignmentSerializer)
+    @action(detail=True, methods=["post"])
+    def submit(self, request, uuid=None):
+        assignment = self.get_queryset().filter(uuid=uuid).first()
+        if assignment is None:
+            raise NotFound()
+        incoming = SubmitSerializer(data=request.data)
+        incoming.is_valid(raise_exception=True)
+        try:
+            outcome = assignment_submit(assignment=assignment,
+                                        data=incoming.validated_data["answer"])
+        except (AnswerInvalid, TooFast) as exc:
+            raise ApiValidationError({"answer": [str(exc)]}) from exc
+        except EngineError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        code = status.HTTP_200_OK if outcome.duplicate else status.HTTP_201_CREATED
+        return Response(AssignmentSerializer(outcome.assignment).data, status=code)

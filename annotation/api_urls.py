@@ -1,0 +1,12 @@
+from rest_framework.routers import DefaultRouter
+
+from . import api
+
+router = DefaultRouter()
+router.register("batches", api.BatchViewSet, basename="batch")
+router.register("tasks", api.TaskViewSet, basename="task")
+router.register("workers", api.WorkerViewSet, basename="worker")
+router.register("assignments", api.AssignmentViewSet, basename="assignment")
+router.register("my/assignments", api.MyAssignmentViewSet, basename="my-assignment")
+
+urlpatterns = router.urls

@@ -1,0 +1,37 @@
+from decimal import Decimal
+from pathlib import Path
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.services.batches import batch_create_from_rows, rows_from_upload
+
+
+class Command(BaseCommand):
+    help = "Create a batch from a CSV or JSONL file (one task per row; all or nothing)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("path", type=Path)
+        parser.add_argument("--hit-type", required=True)
+        parser.add_argument("--title", required=True)
+        parser.add_argument("--n", type=int, default=5, help="Assignments per task")
+        parser.add_argument("--reward", type=Decimal, default=Decimal("0"))
+        parser.add_argument("--lease-seconds", type=int, default=1800)
+        parser.add_argument("--min-seconds", type=int, default=0)
+        parser.add_argument("--instructions", default="")
+
+    def handle(self, *args, **opts):
+        path: Path = opts["path"]
+        if not path.is_file():
+            raise CommandError(f"No such file: {path}")
+        try:
+            batch = batch_create_from_rows(
+                hit_type=opts["hit_type"], title=opts["title"],
+                rows=rows_from_upload(path.name, path.read_bytes()),
+                assignments_per_task=opts["n"], reward=opts["reward"],
+                lease_seconds=opts["lease_seconds"], min_seconds=opts["min_seconds"],
+                instructions=opts["instructions"],
+            )
+        except (ValidationError, LookupError) as exc:
+            raise CommandError("; ".join(getattr(exc, "messages", [str(exc)]))) from exc
+        self.stdout.write(f"Created batch {batch.uuid} with {batch.tasks.count()} tasks.")

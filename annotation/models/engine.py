@@ -1,0 +1,202 @@
+"""The crowd-work engine's tables.
+
+Invariants live in the database where it can hold them:
+- ``Assignment(task, worker)`` is unique: a worker never gets the same task twice, and a
+  returned (skipped) assignment keeps its row, so a skipped task is never offered again;
+- ``Task.slots_taken`` counts live leases plus counted submissions and a check constraint keeps
+  it within ``0..max_assignments``; claims and late submits move it with conditional updates.
+"""
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+
+class Worker(models.Model):
+    class Provider(models.TextChoices):
+        LOCAL = "local", "Local account"
+        MTURK = "mturk", "Mechanical Turk"
+        PROLIFIC = "prolific", "Prolific"
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    provider = models.CharField(max_length=16, choices=Provider.choices, default=Provider.LOCAL)
+    external_id = models.CharField(max_length=128, help_text="Provider's worker id")
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+        related_name="worker",
+    )
+    blocked = models.BooleanField(default=False)
+    blocked_reason = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "external_id"], name="worker_unique_id"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.external_id}"
+
+
+class Qualification(models.Model):
+    """A badge earned by passing a qualification-test batch (all-gold tasks)."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    name = models.CharField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    pass_mark = models.FloatField(default=0.8, help_text="Fraction of gold answers needed")
+    provider_ids = models.JSONField(
+        default=dict, blank=True, help_text="Marketplace qualification ids, by provider"
+    )
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class QualificationGrant(models.Model):
+    qualification = models.ForeignKey(Qualification, on_delete=models.CASCADE, related_name="grants")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="qualifications")
+    score = models.FloatField()
+    granted_at = models.DateTimeField()
+    revoked = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["qualification", "worker"], name="one_grant_per_worker"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.qualification} → {self.worker}"
+
+
+class Batch(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft"
+        ACTIVE = "active"
+        PAUSED = "paused"
+        FINISHED = "finished"
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    hit_type = models.CharField(max_length=64, help_text="Registered HIT type slug")
+    title = models.CharField(max_length=200)
+    description = models.CharField(max_length=500, blank=True)
+    instructions = models.TextField(blank=True)
+    assignments_per_task = models.PositiveSmallIntegerField(default=5)
+    reward = models.DecimalField(max_digits=8, decimal_places=2, default=0)
+    budget = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
+    lease_seconds = models.PositiveIntegerField(default=30 * 60)
+    min_seconds = models.PositiveIntegerField(
+        default=0, help_text="Submissions faster than this are refused (click-through guard)"
+    )
+    required_qualification = models.ForeignKey(
+        Qualification, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    grants_qualification = models.ForeignKey(
+        Qualification, null=True, blank=True, on_delete=models.PROTECT,
+        related_name="test_batches", help_text="Set on a qualification-test batch",
+    )
+    auto_block_below = models.FloatField(
+        null=True, blank=True, help_text="Block workers whose gold accuracy falls below this"
+    )
+    provider = models.CharField(
+        max_length=16, choices=Worker.Provider.choices, default=Worker.Provider.LOCAL
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "batches"
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(assignments_per_task__gte=1), name="batch_n_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Task(models.Model):
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="tasks")
+    position = models.PositiveIntegerField()
+    payload = models.JSONField(help_text="What the HIT type shows; refers to domain objects")
+    is_gold = models.BooleanField(default=False)
+    gold_answer = models.JSONField(null=True, blank=True)
+    max_assignments = models.PositiveSmallIntegerField()
+    slots_taken = models.PositiveSmallIntegerField(
+        default=0, help_text="Live leases + counted submissions"
+    )
+    provider_hit_id = models.CharField(max_length=128, blank=True)
+
+    class Meta:
+        ordering = ["batch", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "position"], name="task_position_unique"),
+            models.CheckConstraint(
+                condition=Q(slots_taken__lte=F("max_assignments")), name="task_slots_within_n"
+            ),
+        ]
+        indexes = [models.Index(fields=["batch", "slots_taken", "position"])]
+
+    def __str__(self) -> str:
+        return f"{self.batch_id}#{self.position}"
+
+
+class Assignment(models.Model):
+    class Status(models.TextChoices):
+        LEASED = "leased"
+        SUBMITTED = "submitted"
+        APPROVED = "approved"
+        REJECTED = "rejected"
+        EXPIRED = "expired"
+        RETURNED = "returned"
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="assignments")
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="assignments")
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="assignments")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.LEASED)
+    claimed_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    answer = models.JSONField(null=True, blank=True)
+    seconds_spent = models.FloatField(null=True, blank=True)
+    counted = models.BooleanField(
+        default=False, help_text="Counts towards the task's N (false for late, uncounted work)"
+    )
+    late = models.BooleanField(default=False, help_text="Submitted after its lease expired")
+    gold_correct = models.BooleanField(null=True, blank=True)
+    hit_type_version = models.CharField(max_length=32)
+    provider_assignment_id = models.CharField(max_length=128, blank=True)
+    provider_hit_id = models.CharField(max_length=128, blank=True)
+    provider_submit_to = models.URLField(blank=True)
+    review_note = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["task", "worker"], name="one_assignment_per_worker"),
+            models.UniqueConstraint(
+                fields=["provider_assignment_id"],
+                condition=~Q(provider_assignment_id=""),
+                name="provider_assignment_unique",
+            ),
+            models.CheckConstraint(
+                condition=Q(status="leased") | Q(status="expired") | Q(status="returned")
+                | Q(answer__isnull=False),
+                name="submitted_has_answer",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["status", "expires_at"]),
+            models.Index(fields=["batch", "status"]),
+            models.Index(fields=["worker", "batch"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task} by {self.worker} ({self.status})"
+
+    @property
+    def is_live(self) -> bool:
+        return self.status == self.Status.LEASED

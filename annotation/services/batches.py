@@ -1,0 +1,106 @@
+"""Creating batches from uploaded rows and moving them through their statuses."""
+import csv
+import io
+import json
+from collections.abc import Iterable
+from decimal import Decimal
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from ..hits import get_hit_type
+from ..models import Batch, Task
+
+
+class RowError(ValidationError):
+    """A bad input row; the message names it and nothing was written."""
+
+
+_RESERVED = {"_gold", "_gold_answer"}
+
+
+def rows_from_upload(name: str, data: bytes) -> list[dict[str, Any]]:
+    """Parse CSV or JSONL bytes into row dicts (the format is chosen by the file name)."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise RowError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    if name.lower().endswith((".jsonl", ".ndjson")):
+        rows = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise RowError(f"Line {number}: invalid JSON ({exc.msg})") from exc
+            if not isinstance(row, dict):
+                raise RowError(f"Line {number}: expected a JSON object")
+            rows.append(row)
+        return rows
+    if name.lower().endswith(".csv"):
+        return [dict(row) for row in csv.DictReader(io.StringIO(text))]
+    raise RowError(f"{name}: use a .csv or .jsonl file")
+
+
+@transaction.atomic
+def batch_create_from_rows(
+    *, hit_type: str, title: str, rows: Iterable[dict[str, Any]], assignments_per_task: int = 5,
+    reward: Decimal = Decimal("0"), lease_seconds: int = 1800, instructions: str = "",
+    description: str = "", min_seconds: int = 0, **options: Any,
+) -> Batch:
+    """One batch with one task per row, all or nothing.
+
+    A row's ``_gold_answer`` column (JSON) marks it as a gold task with that known answer.
+    """
+    hit = get_hit_type(hit_type)
+    cleaned: list[tuple[dict, Any]] = []
+    for number, row in enumerate(rows, start=1):
+        payload = {k: v for k, v in row.items() if k not in _RESERVED and k is not None}
+        try:
+            payload = hit.clean_payload(payload)
+            gold = _parse_gold(row.get("_gold_answer"))
+        except ValidationError as exc:
+            raise RowError(f"Row {number}: {'; '.join(exc.messages)}") from exc
+        cleaned.append((payload, gold))
+    if not cleaned:
+        raise RowError("The file has no rows.")
+    batch = Batch.objects.create(
+        hit_type=hit_type, title=title, assignments_per_task=assignments_per_task, reward=reward,
+        lease_seconds=lease_seconds, instructions=instructions, description=description,
+        min_seconds=min_seconds, **options,
+    )
+    Task.objects.bulk_create(
+        Task(
+            batch=batch, position=i, payload=payload, is_gold=gold is not None,
+            gold_answer=gold, max_assignments=assignments_per_task,
+        )
+        for i, (payload, gold) in enumerate(cleaned, start=1)
+    )
+    return batch
+
+
+def batch_set_status(batch: Batch, status: str) -> Batch:
+    allowed = {
+        Batch.Status.DRAFT: {Batch.Status.ACTIVE},
+        Batch.Status.ACTIVE: {Batch.Status.PAUSED, Batch.Status.FINISHED},
+        Batch.Status.PAUSED: {Batch.Status.ACTIVE, Batch.Status.FINISHED},
+        Batch.Status.FINISHED: set(),
+    }
+    if status not in allowed[batch.status]:
+        raise ValidationError(f"A {batch.status} batch cannot become {status}.")
+    Batch.objects.filter(pk=batch.pk).update(status=status)
+    batch.status = status
+    return batch
+
+
+def _parse_gold(raw: Any):
+    if raw in (None, ""):
+        return None
+    if isinstance(raw, dict | list):
+        return raw
+    try:
+        return json.loads(raw)
+    except (TypeError, json.JSONDecodeError):
+        raise ValidationError(f"_gold_answer is not valid JSON: {raw!r}") from None

@@ -1,0 +1,136 @@
+"""Claiming work: "give me my next task" and "this marketplace assignment is mine".
+
+A claim takes a slot with a conditional ``UPDATE task SET slots_taken = slots_taken + 1
+WHERE slots_taken < max_assignments`` and creates the assignment in the same transaction; the
+candidate row is picked with ``SELECT … FOR UPDATE SKIP LOCKED`` on PostgreSQL so concurrent
+workers spread over tasks instead of queueing on one row. SQLite serializes writers instead.
+"""
+from datetime import datetime, timedelta
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from ..hits import get_hit_type
+from ..models import Assignment, Batch, QualificationGrant, Task, Worker
+from .errors import AssignmentConflict, NotEligible
+from .leases import leases_expire
+
+_RETRIES = 5
+
+
+def ensure_eligible(batch: Batch, worker: Worker) -> None:
+    if batch.status != Batch.Status.ACTIVE:
+        raise NotEligible("This batch is not accepting work right now.")
+    if worker.blocked:
+        raise NotEligible("Your account is blocked from new work.")
+    if batch.required_qualification_id and not QualificationGrant.objects.filter(
+        qualification_id=batch.required_qualification_id, worker=worker, revoked=False
+    ).exists():
+        raise NotEligible(f"This batch requires the “{batch.required_qualification}” qualification.")
+
+
+def task_claim_next(*, batch: Batch, worker: Worker, now: datetime | None = None):
+    """Lease the next task of ``batch`` for ``worker``; ``None`` when nothing is left for them.
+
+    A worker who already holds a live lease in the batch gets that one back (reloading the page
+    never burns a second slot).
+    """
+    now = now or timezone.now()
+    ensure_eligible(batch, worker)
+    live = _live_lease(batch, worker, now)
+    if live is not None:
+        return live
+    leases_expire(now=now, batch=batch)
+    for _ in range(_RETRIES):
+        try:
+            with transaction.atomic():
+                candidates = (
+                    Task.objects.filter(batch=batch, slots_taken__lt=F("max_assignments"))
+                    .exclude(assignments__worker=worker)
+                    .order_by("position")
+                )
+                if connection.features.has_select_for_update_skip_locked:
+                    candidates = candidates.select_for_update(skip_locked=True, of=("self",))
+                task = candidates.first()
+                if task is None:
+                    return None
+                if not _take_slot(task.pk):
+                    continue
+                return _create_assignment(task, batch, worker, now)
+        except IntegrityError:
+            # The same worker claimed concurrently (two tabs); their live lease wins.
+            live = _live_lease(batch, worker, now)
+            if live is not None:
+                return live
+    return None
+
+
+def task_claim_specific(
+    *, task: Task, worker: Worker, provider_assignment_id: str = "", provider_hit_id: str = "",
+    submit_to: str = "", now: datetime | None = None,
+):
+    """Lease one given task (a marketplace HIT) for ``worker``; idempotent per (task, worker).
+
+    Raises ``AssignmentConflict`` when the provider's assignment id belongs to someone else or
+    the worker already holds this task under another id — forged or replayed URLs write nothing.
+    """
+    now = now or timezone.now()
+    batch = task.batch
+    if provider_assignment_id:
+        other = Assignment.objects.filter(provider_assignment_id=provider_assignment_id).first()
+        if other is not None and (other.worker_id != worker.pk or other.task_id != task.pk):
+            raise AssignmentConflict("This assignment id belongs to another worker or task.")
+    existing = Assignment.objects.filter(task=task, worker=worker).first()
+    if existing is not None:
+        if provider_assignment_id and existing.provider_assignment_id not in (
+            "", provider_assignment_id,
+        ):
+            raise AssignmentConflict("You already worked on this task under another assignment.")
+        return existing
+    ensure_eligible(batch, worker)
+    leases_expire(now=now, batch=batch)
+    try:
+        with transaction.atomic():
+            if not _take_slot(task.pk):
+                return None
+            return _create_assignment(
+                task, batch, worker, now, provider_assignment_id=provider_assignment_id,
+                provider_hit_id=provider_hit_id, provider_submit_to=submit_to,
+            )
+    except IntegrityError:
+        existing = Assignment.objects.filter(task=task, worker=worker).first()
+        if existing is None:
+            raise AssignmentConflict("This assignment id is already in use.") from None
+        return existing
+
+
+def _live_lease(batch: Batch, worker: Worker, now: datetime):
+    return (
+        Assignment.objects.filter(
+            batch=batch, worker=worker, status=Assignment.Status.LEASED, expires_at__gt=now
+        )
+        .select_related("task")
+        .first()
+    )
+
+
+def _take_slot(task_id: int) -> bool:
+    return bool(
+        Task.objects.filter(pk=task_id, slots_taken__lt=F("max_assignments")).update(
+            slots_taken=F("slots_taken") + 1
+        )
+    )
+
+
+def _create_assignment(task: Task, batch: Batch, worker: Worker, now: datetime, **provider):
+    return Assignment.objects.create(
+        task=task,
+        batch=batch,
+        worker=worker,
+        status=Assignment.Status.LEASED,
+        claimed_at=now,
+        expires_at=now + timedelta(seconds=batch.lease_seconds),
+        hit_type_version=get_hit_type(batch.hit_type).version,
+        **provider,
+    )

@@ -1,0 +1,33 @@
+"""Lease expiry: frees the slot of every lease past its deadline.
+
+Runs periodically (Celery beat) and lazily before each claim. Each expired lease gives back
+exactly one slot because the status flip is conditional (``WHERE status='leased'``).
+"""
+from collections import Counter
+from datetime import datetime
+
+from django.db import connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from ..models import Assignment, Task
+
+
+def leases_expire(*, now: datetime | None = None, batch=None) -> int:
+    now = now or timezone.now()
+    with transaction.atomic():
+        stale = Assignment.objects.filter(status=Assignment.Status.LEASED, expires_at__lte=now)
+        if batch is not None:
+            stale = stale.filter(batch=batch)
+        if connection.features.has_select_for_update_skip_locked:
+            stale = stale.select_for_update(skip_locked=True)
+        rows = list(stale.values_list("id", "task_id"))
+        if not rows:
+            return 0
+        expired = Assignment.objects.filter(
+            id__in=[r[0] for r in rows], status=Assignment.Status.LEASED
+        ).update(status=Assignment.Status.EXPIRED)
+        assert expired == len(rows), "rows are locked, so each flips exactly once"
+        for task_id, count in Counter(r[1] for r in rows).items():
+            Task.objects.filter(pk=task_id).update(slots_taken=F("slots_taken") - count)
+    return len(rows)

@@ -1,0 +1,120 @@
+"""Submitting and returning assignments.
+
+Submit is atomic and idempotent: the assignment row is locked, an already-submitted assignment
+returns its stored answer unchanged, and the HIT type's hook (e.g. recording a judgment) runs in
+the same transaction, so an answer is either fully recorded once or not at all.
+
+Late rule: a submission after the lease expired is accepted and counted only if the task still
+has a free slot; otherwise it is kept, marked late and not counted.
+"""
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from ..hits import get_hit_type
+from ..models import Assignment, Task
+from .errors import AnswerInvalid, NotSubmittable, TooFast
+from .qualifications import qualification_evaluate
+from .workers import worker_block
+
+
+@dataclass(frozen=True)
+class SubmitOutcome:
+    assignment: Assignment
+    duplicate: bool  # True when this was a repeat of an earlier, stored submission
+
+
+def assignment_submit(
+    *, assignment: Assignment, data, now: datetime | None = None
+) -> SubmitOutcome:
+    """Validate ``data`` with the HIT type's form and store it as the assignment's answer."""
+    now = now or timezone.now()
+    batch = assignment.batch
+    hit = get_hit_type(batch.hit_type)
+    if assignment.status in _DONE:
+        return SubmitOutcome(assignment, duplicate=True)
+    try:
+        answer = hit.clean_answer(data, task=assignment.task)
+    except ValidationError as exc:
+        raise AnswerInvalid("; ".join(exc.messages)) from exc
+    spent = (now - assignment.claimed_at).total_seconds()
+    if spent < batch.min_seconds:
+        raise TooFast(
+            f"Please take at least {batch.min_seconds} seconds to read the task "
+            f"({batch.min_seconds - int(spent)} s to go)."
+        )
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().select_related("task").get(
+            pk=assignment.pk
+        )
+        if locked.status in _DONE:
+            return SubmitOutcome(locked, duplicate=True)
+        if locked.status == Assignment.Status.RETURNED:
+            raise NotSubmittable("You returned this task; it can no longer be submitted.")
+        late = locked.status == Assignment.Status.EXPIRED or locked.expires_at <= now
+        if locked.status == Assignment.Status.LEASED:
+            counted = True  # the lease still holds its slot, even if past its deadline
+        else:
+            counted = _retake_slot(locked.task_id)
+        locked.status = Assignment.Status.SUBMITTED
+        locked.answer = answer
+        locked.submitted_at = now
+        locked.seconds_spent = spent
+        locked.counted = counted
+        locked.late = late
+        if locked.task.is_gold and locked.task.gold_answer is not None:
+            locked.gold_correct = hit.is_correct(answer, locked.task.gold_answer)
+        locked.save(
+            update_fields=[
+                "status", "answer", "submitted_at", "seconds_spent", "counted", "late",
+                "gold_correct",
+            ]
+        )
+        if counted:
+            hit.on_submitted(locked)
+        if locked.gold_correct is not None:
+            _auto_block(locked)
+        if batch.grants_qualification_id:
+            qualification_evaluate(batch=batch, worker=locked.worker, now=now)
+    return SubmitOutcome(locked, duplicate=False)
+
+
+def assignment_return(*, assignment: Assignment, now: datetime | None = None) -> bool:
+    """Give a leased task back (skip). The worker is never offered it again."""
+    with transaction.atomic():
+        flipped = Assignment.objects.filter(
+            pk=assignment.pk, status=Assignment.Status.LEASED
+        ).update(status=Assignment.Status.RETURNED)
+        if flipped:
+            Task.objects.filter(pk=assignment.task_id).update(slots_taken=F("slots_taken") - 1)
+    return bool(flipped)
+
+
+_DONE = (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED, Assignment.Status.REJECTED)
+
+
+def _retake_slot(task_id: int) -> bool:
+    return bool(
+        Task.objects.filter(pk=task_id, slots_taken__lt=F("max_assignments")).update(
+            slots_taken=F("slots_taken") + 1
+        )
+    )
+
+
+def _auto_block(assignment: Assignment) -> None:
+    threshold = assignment.batch.auto_block_below
+    if threshold is None:
+        return
+    from ..selectors import worker_gold_accuracy
+
+    correct, total = worker_gold_accuracy(assignment.worker)
+    if total >= settings.AUTO_BLOCK_MIN_GOLD and correct / total < threshold:
+        worker_block(
+            assignment.worker,
+            f"Gold accuracy {correct}/{total} below {threshold:.0%} (batch {assignment.batch.title})",
+        )

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from .views import external, work
+
+app_name = "annotation"
+
+urlpatterns = [
+    path("", work.home, name="home"),
+    path("work/batch/<uuid:batch_uuid>/next/", work.batch_next, name="batch_next"),
+    path("work/a/<uuid:assignment_uuid>/", work.assignment_page, name="assignment"),
+    path("work/a/<uuid:assignment_uuid>/skip/", work.assignment_skip, name="assignment_skip"),
+    path("ext/mturk/task/<uuid:task_uuid>/", external.mturk_task, name="mturk_task"),
+]

@@ -1,0 +1,4 @@
+"""Project configuration: settings, URLs, the Celery app."""
+from .celery import app as celery_app
+
+__all__ = ["celery_app"]

@@ -1,0 +1,1 @@
+"""Models' responses, comparisons, human and automatic judgments, ratings and leaderboards."""

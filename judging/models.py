@@ -1,0 +1,113 @@
+"""Competitors, their responses, comparisons shown to judges, and the judgments collected."""
+import uuid
+
+from django.db import models
+from django.db.models import Q
+
+from annotation.models import Assignment, Instance, Worker
+
+
+class EvalModel(models.Model):
+    """A model under evaluation; the human-verified reference is one too (``is_reference``)."""
+
+    name = models.CharField(max_length=100, unique=True)
+    version = models.CharField(max_length=100, blank=True)
+    family = models.CharField(max_length=100, blank=True, help_text="For self-preference analysis")
+    notes = models.TextField(blank=True)
+    is_reference = models.BooleanField(default=False)
+
+    class Meta:
+        verbose_name = "model"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["is_reference"], condition=Q(is_reference=True), name="one_reference_model"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Response(models.Model):
+    class Condition(models.TextChoices):
+        GENERATED = "generated"
+        PERFECT_PERCEPTION = "perfect_perception"
+        PERFECT_PERCEPTION_REASONING = "perfect_perception_reasoning"
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    instance = models.ForeignKey(Instance, on_delete=models.CASCADE, related_name="responses")
+    model = models.ForeignKey(EvalModel, on_delete=models.CASCADE, related_name="responses")
+    turn = models.PositiveSmallIntegerField(default=0, help_text="0 single-turn; 1–3 turns")
+    condition = models.CharField(
+        max_length=32, choices=Condition.choices, default=Condition.GENERATED
+    )
+    text = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["instance", "model", "turn", "condition"], name="one_response_per_slot"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model} on {self.instance_id}"
+
+
+class Comparison(models.Model):
+    """Two responses to one instance, in the on-screen order chosen at random and recorded."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    instance = models.ForeignKey(Instance, on_delete=models.CASCADE, related_name="comparisons")
+    response_a = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
+    response_b = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
+    swapped = models.BooleanField(default=False, help_text="Sides swapped by the randomizer")
+    sampling = models.CharField(max_length=32, blank=True)
+    gold_choice = models.CharField(max_length=1, blank=True, help_text="Known answer (A/B)")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=~Q(response_a=models.F("response_b")), name="distinct_responses"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"comparison {self.uuid}"
+
+
+class Judgment(models.Model):
+    """One vote: a human's (through an assignment) or an automatic judge's."""
+
+    class Choice(models.TextChoices):
+        A = "A"
+        B = "B"
+        TIE = "tie"
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    comparison = models.ForeignKey(
+        Comparison, null=True, blank=True, on_delete=models.CASCADE, related_name="judgments"
+    )
+    response = models.ForeignKey(
+        Response, null=True, blank=True, on_delete=models.CASCADE, related_name="judgments",
+        help_text="For rubric / graded judgments of one response",
+    )
+    source = models.CharField(max_length=100, default="human", help_text="'human' or a judge name")
+    annotator = models.CharField(max_length=200, help_text="Worker or judge id")
+    worker = models.ForeignKey(Worker, null=True, blank=True, on_delete=models.SET_NULL)
+    assignment = models.OneToOneField(
+        Assignment, null=True, blank=True, on_delete=models.CASCADE, related_name="judgment"
+    )
+    choice = models.CharField(max_length=3, choices=Choice.choices, blank=True)
+    score = models.FloatField(null=True, blank=True)
+    feedback = models.TextField(blank=True)
+    turn = models.CharField(max_length=8, blank=True, help_text="'', '1'–'3' or 'overall'")
+    created_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["source", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.annotator} {self.choice or self.score}"

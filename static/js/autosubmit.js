@@ -1,0 +1,5 @@
+// Posts the marketplace's completion form once our own database has committed the answer.
+document.addEventListener("DOMContentLoaded", () => {
+  const form = document.getElementById("external-submit");
+  if (form) form.submit();
+});

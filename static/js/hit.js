@@ -1,0 +1,76 @@
+// Task pages: keyboard shortcuts, character counters, the minimum-time guard, lease countdown,
+// and no double submits. Plain JS, no build step.
+(() => {
+  const form = document.getElementById("hit-form");
+  if (!form) return;
+  const submit = document.getElementById("submit-btn");
+  const guard = document.getElementById("time-guard");
+  const typing = (el) => el && (el.tagName === "TEXTAREA" || (el.tagName === "INPUT" && !["radio", "checkbox"].includes(el.type)));
+
+  // Keyboard: elements carry data-key="1 a"; Enter submits when not typing.
+  const keyed = new Map();
+  document.querySelectorAll("[data-key]").forEach((el) => {
+    el.dataset.key.split(/\s+/).forEach((k) => keyed.set(k.toLowerCase(), el));
+  });
+  document.addEventListener("keydown", (ev) => {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey || typing(document.activeElement)) return;
+    const target = keyed.get(ev.key.toLowerCase());
+    if (target) {
+      const input = target.querySelector("input") || target;
+      input.click();
+      input.focus();
+      ev.preventDefault();
+    } else if (ev.key === "Enter" && !submit.disabled) {
+      ev.preventDefault();
+      form.requestSubmit(submit);
+    }
+  });
+
+  // Character counters for every field with a maxlength.
+  form.querySelectorAll("textarea[maxlength], input[maxlength]").forEach((field) => {
+    const counter = document.createElement("span");
+    counter.className = "counter small";
+    counter.setAttribute("aria-live", "polite");
+    const update = () => {
+      counter.textContent = `${field.value.length} / ${field.maxLength}`;
+      counter.classList.toggle("near", field.value.length > 0.9 * field.maxLength);
+    };
+    field.insertAdjacentElement("afterend", counter);
+    field.addEventListener("input", update);
+    update();
+  });
+
+  // Minimum-time guard: the server refuses early submits too; this explains it up front.
+  const minSeconds = parseInt(form.dataset.minSeconds || "0", 10);
+  const started = Date.now();
+  if (minSeconds > 0) {
+    submit.disabled = true;
+    const tick = () => {
+      const left = Math.ceil(minSeconds - (Date.now() - started) / 1000);
+      if (left <= 0) {
+        submit.disabled = false;
+        guard.textContent = "";
+        return;
+      }
+      guard.textContent = `Please read carefully — submit unlocks in ${left} s`;
+      setTimeout(tick, 250);
+    };
+    tick();
+  }
+
+  // Lease countdown.
+  const countdown = document.querySelector("[data-countdown]");
+  if (countdown) {
+    const end = Date.now() + parseInt(countdown.dataset.countdown, 10) * 1000;
+    const show = () => {
+      const s = Math.max(0, Math.round((end - Date.now()) / 1000));
+      countdown.textContent = `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+      if (s > 0) setTimeout(show, 1000);
+    };
+    show();
+  }
+
+  form.addEventListener("submit", () => {
+    setTimeout(() => { submit.disabled = true; submit.textContent = "Submitting…"; }, 0);
+  });
+})();

@@ -1,0 +1,146 @@
+"""Task pages: local flow, ownership, forged ids, MTurk arrival and preview, framing policy."""
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import Assignment, Worker
+from tests.factories import make_batch
+
+pytestmark = pytest.mark.django_db
+
+MTURK = "https://workersandbox.mturk.com"
+
+
+def _claim(client, batch):
+    response = client.get(reverse("annotation:batch_next", args=[batch.uuid]))
+    assert response.status_code == 302
+    return response.url
+
+
+def test_local_annotator_claims_sees_and_submits(alice_client):
+    batch = make_batch(2, n=1)
+    url = _claim(alice_client, batch)
+    page = alice_client.get(url)
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Task 1 of 2" in html and "Answer A for item 1." in html
+    assert page.headers["Content-Security-Policy"].endswith("base-uri 'none'")
+    submitted = alice_client.post(url, {"choice": "B"})
+    assert submitted.status_code == 302
+    next_url = alice_client.get(submitted.url).url
+    assert "Task 2 of 2" in alice_client.get(next_url).content.decode()
+    assert Assignment.objects.get(uuid=url.split("/")[-2]).answer == {"choice": "B"}
+
+
+def test_worker_text_is_escaped(alice_client):
+    from annotation.services.batches import batch_create_from_rows, batch_set_status
+    batch = batch_create_from_rows(hit_type="pairwise_ab", title="xss", rows=[{
+        "instruction": "<script>alert(1)</script>", "response_a": "<img src=x onerror=alert(2)>",
+        "response_b": "ok"}], assignments_per_task=1)
+    batch_set_status(batch, "active")
+    html = alice_client.get(_claim(alice_client, batch)).content.decode()
+    assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
+    assert "<img src=x" not in html
+
+
+def test_invalid_answer_shows_error_and_writes_nothing(alice_client):
+    batch = make_batch(1, n=1)
+    url = _claim(alice_client, batch)
+    response = alice_client.post(url, {"choice": "C"})
+    assert response.status_code == 400 and "choice" in response.content.decode()
+    assert Assignment.objects.get().answer is None
+
+
+def test_other_annotator_gets_404_and_writes_nothing(alice_client, bob_client, client):
+    batch = make_batch(1, n=2)
+    url = _claim(alice_client, batch)
+    assert bob_client.get(url).status_code == 404
+    assert bob_client.post(url, {"choice": "A"}).status_code == 404
+    assert client.post(url, {"choice": "A"}).status_code == 404  # anonymous
+    assert bob_client.post(url + "skip/").status_code == 404
+    assert Assignment.objects.get().status == "leased"
+
+
+def test_forged_token_gets_404(client, alice_client):
+    batch = make_batch(1, n=1)
+    url = _claim(alice_client, batch)
+    assert client.post(url + "?t=forged", {"choice": "A", "t": "forged"}).status_code == 404
+    assert Assignment.objects.get().answer is None
+
+
+def test_anonymous_and_non_annotators_cannot_claim(client, analyst_client):
+    batch = make_batch(1, n=1)
+    url = reverse("annotation:batch_next", args=[batch.uuid])
+    assert client.get(url).status_code == 302  # to login
+    assert analyst_client.get(url).status_code == 403
+    assert not Assignment.objects.exists()
+
+
+def test_session_post_without_csrf_token_is_refused(alice):
+    from django.test import Client
+    batch = make_batch(1, n=1)
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(alice)
+    url = _claim(strict, batch)
+    assert strict.post(url, {"choice": "A"}).status_code == 403
+    assert Assignment.objects.get().answer is None
+
+
+def _mturk_url(task, **params):
+    query = "&".join(f"{k}={v}" for k, v in params.items())
+    return reverse("annotation:mturk_task", args=[task.uuid]) + "?" + query
+
+
+def test_mturk_preview_is_read_only_and_writes_nothing(client):
+    batch = make_batch(1, n=1)
+    task = batch.tasks.get()
+    page = client.get(_mturk_url(task, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE", hitId="H1"))
+    html = page.content.decode()
+    assert page.status_code == 200 and "Preview" in html
+    assert '<fieldset disabled' in html
+    assert "frame-ancestors 'self' https://www.mturk.com" in page.headers["Content-Security-Policy"]
+    assert "X-Frame-Options" not in page.headers
+    assert not Assignment.objects.exists() and not Worker.objects.exists()
+
+
+def test_mturk_accept_submit_posts_back_to_mturk(client):
+    batch = make_batch(1, n=2)
+    task = batch.tasks.get()
+    arrival = client.get(_mturk_url(task, assignmentId="ASG1", hitId="H1", workerId="W1",
+                                    turkSubmitTo=MTURK))
+    assert arrival.status_code == 302 and "?t=" in arrival.url
+    token = parse_qs(urlsplit(arrival.url).query)["t"][0]
+    page = client.get(arrival.url)
+    assert page.status_code == 200 and 'name="t"' in page.content.decode()
+    done = client.post(arrival.url.split("?")[0], {"choice": "A", "t": token})
+    html = done.content.decode()
+    assert f'action="{MTURK}/mturk/externalSubmit"' in html
+    assert 'name="assignmentId" value="ASG1"' in html
+    a = Assignment.objects.get()
+    assert a.worker.provider == "mturk" and a.worker.external_id == "W1" and a.counted
+    # Re-opening the HIT returns to the same assignment; no second slot is taken.
+    again = client.get(_mturk_url(task, assignmentId="ASG1", hitId="H1", workerId="W1",
+                                  turkSubmitTo=MTURK))
+    assert again.status_code == 302 and Assignment.objects.count() == 1
+
+
+def test_mturk_forged_or_foreign_ids_are_refused(client):
+    batch = make_batch(1, n=3)
+    task = batch.tasks.get()
+    client.get(_mturk_url(task, assignmentId="ASG1", hitId="H1", workerId="W1", turkSubmitTo=MTURK))
+    stolen = client.get(_mturk_url(task, assignmentId="ASG1", hitId="H1", workerId="W2",
+                                   turkSubmitTo=MTURK))
+    assert stolen.status_code == 403
+    evil = client.get(_mturk_url(task, assignmentId="ASG9", hitId="H1", workerId="W3",
+                                 turkSubmitTo="https://evil.example"))
+    assert evil.status_code == 400
+    assert Assignment.objects.count() == 1
+    assert not Worker.objects.filter(external_id__in=["W3"]).exists()
+
+
+def test_non_task_pages_cannot_be_framed(alice_client):
+    response = alice_client.get(reverse("annotation:home"))
+    assert response.status_code == 200
+    assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
+    assert response.headers["X-Frame-Options"] == "DENY"

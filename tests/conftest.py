@@ -1,0 +1,64 @@
+"""Shared fixtures: named personas (admin, analyst, two annotators) and logged-in clients."""
+import os
+
+import pytest
+
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API + live_server
+
+
+def _user(django_user_model, username, *, groups=(), staff=False):
+    from django.contrib.auth.models import Group
+
+    user = django_user_model.objects.create_user(username=username, password="pw-" + username,
+                                                 is_staff=staff, is_superuser=staff)
+    for name in groups:
+        user.groups.add(Group.objects.get_or_create(name=name)[0])
+    return user
+
+
+@pytest.fixture
+def admin(django_user_model):
+    return _user(django_user_model, "ada_admin", staff=True)
+
+
+@pytest.fixture
+def analyst(django_user_model):
+    return _user(django_user_model, "ann_analyst", groups=["analyst"])
+
+
+@pytest.fixture
+def alice(django_user_model):
+    return _user(django_user_model, "alice", groups=["annotator"])
+
+
+@pytest.fixture
+def bob(django_user_model):
+    return _user(django_user_model, "bob", groups=["annotator"])
+
+
+def _client_for(user):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def alice_client(alice):
+    return _client_for(alice)
+
+
+@pytest.fixture
+def bob_client(bob):
+    return _client_for(bob)
+
+
+@pytest.fixture
+def admin_client_(admin):
+    return _client_for(admin)
+
+
+@pytest.fixture
+def analyst_client(analyst):
+    return _client_for(analyst)
