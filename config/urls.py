@@ -1,7 +1,9 @@
 """Top-level URL map; each app owns its own URL module."""
+from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
+from django.views.static import serve as serve_file
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 urlpatterns = [
@@ -11,5 +13,14 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("annotation.api_urls")),
+    path("eval/", include("judging.urls")),
+    path("reports/", include("agreement.urls")),
     path("", include("annotation.urls")),
 ]
+
+if settings.STORAGES["default"]["BACKEND"].endswith("FileSystemStorage"):
+    # Local-storage mode: benchmark images must reach workers (who may not be logged in, e.g.
+    # inside a marketplace iframe), so media is public. With S3 the bucket serves them instead.
+    urlpatterns.append(
+        re_path(r"^media/(?P<path>.*)$", serve_file, {"document_root": settings.MEDIA_ROOT})
+    )

@@ -1,0 +1,1 @@
+"""Automatic judges: LLM/VLM-as-a-judge configurations, runs and verdicts."""

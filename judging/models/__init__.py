@@ -1,0 +1,4 @@
+"""Models of the judging app. Each area keeps its tables in its own module."""
+from .core import Comparison, EvalModel, Judgment, Response
+
+__all__ = ["Comparison", "EvalModel", "Judgment", "Response"]
