@@ -41,29 +41,39 @@ def task_claim_next(*, batch: Batch, worker: Worker, now: datetime | None = None
     live = _live_lease(batch, worker, now)
     if live is not None:
         return live
-    leases_expire(now=now, batch=batch)
+    swept = False
     for _ in range(_RETRIES):
         try:
             with transaction.atomic():
-                candidates = (
-                    Task.objects.filter(batch=batch, slots_taken__lt=F("max_assignments"))
-                    .exclude(assignments__worker=worker)
-                    .order_by("position")
-                )
-                if connection.features.has_select_for_update_skip_locked:
-                    candidates = candidates.select_for_update(skip_locked=True, of=("self",))
-                task = candidates.first()
-                if task is None:
-                    return None
-                if not _take_slot(task.pk):
-                    continue
-                return _create_assignment(task, batch, worker, now)
+                task = _next_candidate(batch, worker)
+                if task is not None:
+                    if not _take_slot(task.pk):
+                        continue
+                    return _create_assignment(task, batch, worker, now)
         except IntegrityError:
             # The same worker claimed concurrently (two tabs); their live lease wins.
             live = _live_lease(batch, worker, now)
             if live is not None:
                 return live
+            continue
+        if swept:
+            return None
+        # Nothing free: stale leases may be holding slots. Free them (lazily) and look again.
+        swept = True
+        if not leases_expire(now=now, batch=batch):
+            return None
     return None
+
+
+def _next_candidate(batch: Batch, worker: Worker):
+    candidates = (
+        Task.objects.filter(batch=batch, slots_taken__lt=F("max_assignments"))
+        .exclude(assignments__worker=worker)
+        .order_by("position")
+    )
+    if connection.features.has_select_for_update_skip_locked:
+        candidates = candidates.select_for_update(skip_locked=True, of=("self",))
+    return candidates.first()
 
 
 def task_claim_specific(

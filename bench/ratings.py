@@ -1,0 +1,159 @@
+"""Benchmark judging.ratings on synthetic judgments drawn from a known Bradley-Terry model.
+
+    .venv/bin/python bench/ratings.py           # 1,000,000 judgments, 40 models, 1,000 rounds
+    .venv/bin/python bench/ratings.py --quick   # 50,000 judgments, 200 rounds
+
+Targets (2-core machine): online Elo on 1M judgments <= 1 s; BT + 1,000 bootstrap rounds
+<= 3 s. Every timing is the median of --repeats runs (wall clock). Baselines: the
+FastChat-style pure-Python Elo loop over the raw rows, and a naive bootstrap that
+resamples rows and refits each round with scipy L-BFGS (a few rounds, extrapolated).
+"""
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.optimize import minimize
+from scipy.stats import spearmanr
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # import without Django
+
+from judging import ratings as R  # noqa: E402
+
+
+def synthetic(n, m, rng, spread=150.0, tie_strength=0.4):
+    """Judgments whose expected score (ties = 1/2) is exactly the BT win probability p:
+    P(tie) = 2*t*p*(1-p), P(A) = p - P(tie)/2, P(B) = 1 - p - P(tie)/2."""
+    true = rng.normal(0, spread, m)
+    a = rng.integers(0, m, n)
+    b = (a + rng.integers(1, m, n)) % m
+    p = 1 / (1 + 10 ** ((true[b] - true[a]) / 400))
+    tie = 2 * tie_strength * p * (1 - p)
+    u = rng.random(n)
+    outcome = np.where(u < p - tie / 2, "A", np.where(u < p + tie / 2, "tie", "B"))
+    names = np.array([f"vlm-{i:02d}" for i in range(m)])
+    rows = list(zip(names[a].tolist(), names[b].tolist(), outcome.tolist(), strict=True))
+    return rows, dict(zip(names.tolist(), true.tolist(), strict=True))
+
+
+def timed(fn, repeats):
+    """(median wall seconds, median CPU seconds, last result). CPU time is shown because on
+    a busy machine it is the better guess of the unloaded wall time (single-threaded code)."""
+    wall, cpu = [], []
+    for _ in range(repeats):
+        t, c = time.perf_counter(), time.process_time()
+        out = fn()
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    return statistics.median(wall), statistics.median(cpu), out
+
+
+def report(label, wall, cpu, note=""):
+    print(f"  {label:<44} {wall:8.3f} s wall {cpu:8.3f} s CPU  {note}")
+
+
+def verdict(wall, target, n):
+    if n < 1_000_000:
+        return "(target applies to the full-size run)"
+    return "within target" if wall <= target else f"OVER the {target:g} s target"
+
+
+def naive_elo(rows, k=4, scale=400, base=10, init=1000):
+    """FastChat's compute_elo loop, as commonly copied."""
+    rating = {}
+    for model_a, model_b, winner in rows:
+        ra, rb = rating.get(model_a, init), rating.get(model_b, init)
+        ea = 1 / (1 + base ** ((rb - ra) / scale))
+        eb = 1 / (1 + base ** ((ra - rb) / scale))
+        sa = 1.0 if winner == "A" else 0.0 if winner == "B" else 0.5
+        rating[model_a] = ra + k * (sa - ea)
+        rating[model_b] = rb + k * (1 - sa - eb)
+    return rating
+
+
+def naive_bootstrap_round(j, rng):
+    """Row-resampling bootstrap round: resample 1M rows, recount, refit with L-BFGS."""
+    idx = rng.integers(0, len(j), len(j))
+    _, wins, ties = R.pair_counts(R.Judgments(j.models, j.a[idx], j.b[idx], j.outcome[idx]))
+    w = wins + 0.5 * ties
+
+    def nll(beta):
+        p = 1 / (1 + np.exp(beta[None, :] - beta[:, None]))
+        grad = ((w + w.T) * p - w).sum(1) + R.RIDGE * beta
+        return -(w * np.log(p)).sum() + 0.5 * R.RIDGE * beta @ beta, grad
+
+    return minimize(nll, np.zeros(len(j.models)), jac=True, method="L-BFGS-B").x
+
+
+def recovery(est, true, weights):
+    """Spearman rho and max |error| after putting the truth on the same anchor."""
+    shift = np.average(est, weights=weights) - np.average(true, weights=weights)
+    return spearmanr(est, true)[0], np.abs(est - true - shift).max()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="50k judgments, 200 rounds")
+    ap.add_argument("--n", type=int, default=None)
+    ap.add_argument("--models", type=int, default=40)
+    ap.add_argument("--rounds", type=int, default=None)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    n = args.n or (50_000 if args.quick else 1_000_000)
+    rounds = args.rounds or (200 if args.quick else 1000)
+    rng = np.random.default_rng(args.seed)
+    print(f"{n:,} judgments, {args.models} models, {rounds} bootstrap rounds, "
+          f"{os.cpu_count()} CPUs, load avg {os.getloadavg()[0]:.1f}, "
+          f"timings are medians of {args.repeats}")
+
+    rows, true = synthetic(n, args.models, rng)
+    t_enc, c_enc, j = timed(lambda: R.encode(rows), args.repeats)
+    t_elo, c_elo, elo = timed(lambda: R.online_elo(j), args.repeats)
+    t_raw, c_raw, _ = timed(lambda: R.online_elo(rows), args.repeats)
+    t_naive, c_naive, naive = timed(lambda: naive_elo(rows), 1)
+    assert all(math.isclose(elo[m], naive[m], abs_tol=1e-6) for m in elo), "Elo mismatch"
+    print("online Elo (target: 1M judgments <= 1 s)")
+    report("encode rows -> int arrays", t_enc, c_enc)
+    report("online_elo, pre-encoded", t_elo, c_elo)
+    report("online_elo, raw rows (encode included)", t_raw, c_raw, verdict(t_raw, 1.0, n))
+    report("baseline: FastChat pure-Python loop", t_naive, c_naive,
+           f"x{c_naive / c_elo:.1f} vs pre-encoded, x{c_naive / c_raw:.1f} vs raw rows (CPU)")
+
+    t_bt, c_bt, (models, point, samples) = timed(
+        lambda: R.bootstrap_bradley_terry(j, rounds=rounds, seed=args.seed), args.repeats)
+    k = 3
+    t_row, c_row, _ = timed(lambda: [naive_bootstrap_round(j, rng) for _ in range(k)], 1)
+    scale = 1000 / k
+    print(f"Bradley-Terry + {rounds} bootstrap rounds (target: 1M judgments, 1,000 rounds <= 3 s)")
+    report(f"fit + {rounds} multinomial-count rounds", t_bt, c_bt,
+           verdict(t_bt, 3.0, n if rounds >= 1000 else 0))
+    report("baseline: row resampling + L-BFGS, x1000", t_row * scale, c_row * scale,
+           f"extrapolated from {k} rounds; x{c_row * scale / c_bt * rounds / 1000:.0f} slower "
+           "per round (CPU)")
+    t_lb, c_lb, _ = timed(lambda: R.leaderboard(j, reference=models[0],
+                                                bootstrap_rounds=rounds, seed=args.seed), 1)
+    report("leaderboard() end to end, pre-encoded", t_lb, c_lb)
+
+    truth = np.array([true[m] for m in models])
+    weights = np.array([R.matches_per_model(j)[m] for m in models])
+    lo, hi = np.percentile(samples, [2.5, 97.5], axis=0)
+    rho, err = recovery(point, truth, weights)
+    print("Recovery of the true strengths")
+    print(f"  BT:  Spearman rho {rho:.4f}, max abs error {err:.2f} Elo points, "
+          f"mean CI width {np.mean(hi - lo):.1f}")
+    shift = np.average(point, weights=weights) - np.average(truth, weights=weights)
+    cover = np.mean((lo <= truth + shift) & (truth + shift <= hi))
+    print(f"       95% CI covers the truth for {cover:.0%} of models")
+    rho_e, err_e = recovery(np.array([elo[m] for m in models]), truth, weights)
+    print(f"  Elo: Spearman rho {rho_e:.4f}, max abs error {err_e:.2f} Elo points "
+          f"(online Elo with K=4 lags and depends on order)")
+
+
+if __name__ == "__main__":
+    main()
