@@ -14,11 +14,16 @@ ANNOTATOR, ANALYST = "annotator", "analyst"
 
 
 def user_roles(user) -> set[str]:
+    """The user's roles, computed once per request (cached on the user object)."""
     if not user.is_authenticated:
         return set()
+    cached = getattr(user, "_vlmeval_roles", None)
+    if cached is not None:
+        return cached
     roles = set(user.groups.values_list("name", flat=True)) & {ANNOTATOR, ANALYST}
     if user.is_staff:
         roles |= {"admin", ANALYST}
+    user._vlmeval_roles = roles
     return roles
 
 

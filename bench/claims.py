@@ -26,7 +26,7 @@ def _setup_database() -> None:
 
     server, _, _ = base.rpartition("/")
     with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
-        conn.execute("DROP DATABASE IF EXISTS vlmeval_bench")
+        conn.execute("DROP DATABASE IF EXISTS vlmeval_bench WITH (FORCE)")
         conn.execute("CREATE DATABASE vlmeval_bench")
     os.environ["DATABASE_URL"] = f"{server}/vlmeval_bench"
     os.environ.setdefault("SECRET_KEY", "bench-only")

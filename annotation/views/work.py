@@ -78,9 +78,10 @@ def render_task(request, *, task, assignment=None, preview=False, error=None, da
                 status=200):
     batch = task.batch
     hit = get_hit_type(batch.hit_type)
-    position = (0, batch.tasks.count())
     if assignment is not None:
         position = worker_position(batch, assignment.worker)
+    else:
+        position = (0, batch.tasks.count())
     context = {
         "hit": hit,
         "batch": batch,

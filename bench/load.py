@@ -1,0 +1,187 @@
+"""HTTP load: gunicorn + PostgreSQL, N simulated annotators doing claim page → submit.
+
+Usage: eval "$(scripts/services.sh start)"; .venv/bin/python bench/load.py [--quick] [--workers 10 50 200]
+Each simulated annotator logs in, then loops: GET "next task" (redirects to the task page),
+POST the answer (with the page's CSRF token) until the batch is done for them. Prints
+throughput, p50/p95/p99 latency, and checks the invariants afterwards: 0 over-assignment,
+0 duplicate answers, 0 lost submissions (every submit the server acknowledged is in the database).
+Exit status 1 when an invariant is violated (CI runs --quick).
+"""
+import argparse
+import asyncio
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+ACTION = re.compile(r'<form method="post" id="hit-form"[^>]*action="([^"]+)"', re.S)
+PASSWORD = "load-test-pw"
+
+
+def _database_url() -> str:
+    base = os.environ.get("TEST_DATABASE_URL")
+    if not base or not base.startswith("postgres"):
+        sys.exit("Set TEST_DATABASE_URL to a PostgreSQL server (scripts/services.sh start).")
+    import psycopg
+    from django.conf import settings
+
+    if settings.configured:  # a previous round's connection must not hold the database
+        from django.db import connections
+
+        connections.close_all()
+    server, _, _ = base.rpartition("/")
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS vlmeval_load WITH (FORCE)")
+        conn.execute("CREATE DATABASE vlmeval_load")
+    return f"{server}/vlmeval_load"
+
+
+def _env(db_url: str) -> dict:
+    return {**os.environ, "DATABASE_URL": db_url, "SECRET_KEY": "load-bench-only",
+            "DEBUG": "0", "SESSION_COOKIE_SECURE": "0", "CSRF_COOKIE_SECURE": "0",
+            "ALLOWED_HOSTS": "127.0.0.1", "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DATABASE_CONN_MAX_AGE": "60", "LOG_LEVEL": "WARNING"}
+
+
+def _prepare(env: dict, annotators: int, tasks: int, n: int) -> str:
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import Group, User
+    from django.core.management import call_command
+
+    from tests.factories import make_batch
+
+    call_command("migrate", verbosity=0)
+    group = Group.objects.get(name="annotator")
+    for i in range(annotators):
+        user = User.objects.create_user(f"load{i}", password=PASSWORD)
+        user.groups.add(group)
+    return str(make_batch(tasks, n=n).uuid)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def _annotator(base, index, batch_uuid, latencies, acknowledged, errors):
+    async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+        page = await client.get("/accounts/login/")
+        token = CSRF.search(page.text).group(1)
+        await client.post("/accounts/login/", data={
+            "username": f"load{index}", "password": PASSWORD, "csrfmiddlewaretoken": token})
+        while True:
+            t0 = time.perf_counter()
+            page = await client.get(f"/work/batch/{batch_uuid}/next/", follow_redirects=True)
+            latencies["page"].append(time.perf_counter() - t0)
+            if "All done" in page.text:
+                return
+            match = ACTION.search(page.text)
+            if page.status_code != 200 or not match:
+                errors.append(f"page {page.status_code}")
+                return
+            t0 = time.perf_counter()
+            answer = await client.post(match.group(1), data={
+                "choice": "AB"[index % 2], "csrfmiddlewaretoken": CSRF.search(page.text).group(1)})
+            latencies["submit"].append(time.perf_counter() - t0)
+            if answer.status_code == 302:
+                acknowledged.append(match.group(1).rstrip("/").split("/")[-1])
+            else:
+                errors.append(f"submit {answer.status_code}")
+
+
+def _pct(values, q):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] * 1000 if values else float("nan")
+
+
+def run(workers: int, tasks: int, n: int, gunicorn_workers: int) -> dict:
+    db_url = _database_url()
+    env = _env(db_url)
+    batch_uuid = _prepare(env, workers, tasks, n)
+    port = _free_port()
+    server = subprocess.Popen(
+        [str(ROOT / ".venv/bin/gunicorn"), "config.wsgi", "-b", f"127.0.0.1:{port}",
+         "-w", str(gunicorn_workers), "--log-level", "warning"],
+        cwd=ROOT, env=env)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        for _ in range(100):
+            try:
+                httpx.get(base + "/accounts/login/", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        latencies = {"page": [], "submit": []}
+        acknowledged, errors = [], []
+
+        async def main():
+            await asyncio.gather(*(_annotator(base, i, batch_uuid, latencies, acknowledged, errors)
+                                   for i in range(workers)))
+
+        start = time.perf_counter()
+        asyncio.run(main())
+        wall = time.perf_counter() - start
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    from django.db import connections
+
+    connections.close_all()
+    from annotation.models import Assignment
+
+    rows = list(Assignment.objects.filter(batch__uuid=batch_uuid, counted=True)
+                .values_list("task_id", "worker_id", "uuid"))
+    per_task = Counter(t for t, _, _ in rows)
+    stored = {str(u) for _, _, u in rows}
+    invariants = {
+        "over_assignment": sum(1 for c in per_task.values() if c > n),
+        "duplicates": len(rows) - len({(t, w) for t, w, _ in rows}),
+        "lost": len(set(acknowledged) - stored),
+        "errors": len(errors),
+    }
+    all_latencies = latencies["page"] + latencies["submit"]
+    return {"workers": workers, "submissions": len(acknowledged), "wall": wall,
+            "throughput": len(acknowledged) / wall, "p50": _pct(all_latencies, 0.5),
+            "p95": _pct(all_latencies, 0.95), "p99": _pct(all_latencies, 0.99),
+            "submit_p95": _pct(latencies["submit"], 0.95), **invariants,
+            "complete": len(rows) == tasks * n}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="10 annotators, small batch (CI)")
+    parser.add_argument("--workers", type=int, nargs="*", default=[10, 50, 200])
+    parser.add_argument("--gunicorn-workers", type=int, default=4)
+    args = parser.parse_args()
+    sizes = [10] if args.quick else args.workers
+    print(f"{'N':>4} {'subm':>6} {'subm/s':>7} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} "
+          f"{'over':>5} {'dup':>4} {'lost':>5} {'err':>4}")
+    ok = True
+    for workers in sizes:
+        tasks = 40 if args.quick else max(200, workers * 2)
+        r = run(workers, tasks, 5, args.gunicorn_workers)
+        ok &= r["over_assignment"] == r["duplicates"] == r["lost"] == r["errors"] == 0
+        ok &= r["complete"]
+        print(f"{workers:>4} {r['submissions']:>6} {r['throughput']:>7.0f} {r['p50']:>7.1f} "
+              f"{r['p95']:>7.1f} {r['p99']:>7.1f} {r['over_assignment']:>5} "
+              f"{r['duplicates']:>4} {r['lost']:>5} {r['errors']:>4}")
+    print("invariants:", "ok" if ok else "VIOLATED")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
