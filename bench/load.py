@@ -12,7 +12,6 @@ import asyncio
 import os
 import re
 import socket
-import statistics
 import subprocess
 import sys
 import time
