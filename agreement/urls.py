@@ -1,3 +1,12 @@
-"""Analyst report pages (filled by the agreement work)."""
+"""Analyst report pages (every view is analyst_required)."""
+from django.urls import path
+
+from . import views
+
 app_name = "agreement"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.report_list, name="report_list"),
+    path("new/", views.report_start, name="report_start"),
+    path("<uuid:report_uuid>/", views.report_detail, name="report_detail"),
+    path("<uuid:report_uuid>/files/<str:name>", views.report_file, name="report_file"),
+]

@@ -174,3 +174,5 @@ admin.site.register(Image, list_display=("__str__", "fetch_status", "width", "he
                     search_fields=("source_url", "external_id"))
 admin.site.register(InstructionFamily, list_display=("name", "skill", "origin", "multi_image"))
 admin.site.register(ScoreRubric, list_display=("criteria", "instance"))
+from . import admin_imports  # noqa: E402,F401  benchmark-file upload (issue 3)
+from . import admin_providers as _marketplace_admin  # noqa: E402,F401  (issue 7)

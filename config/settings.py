@@ -120,6 +120,12 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
+# Separate queues so a long judge run never starves marketplace sync or lease expiry.
+CELERY_TASK_ROUTES = {
+    "judging.judges.*": {"queue": "judges"},
+    "agreement.tasks.*": {"queue": "metrics"},
+    "annotation.providers.tasks.*": {"queue": "providers"},
+}
 CELERY_BEAT_SCHEDULE = {
     "expire-leases": {"task": "annotation.tasks.expire_leases", "schedule": 60.0},
 }
@@ -172,4 +178,42 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    # one line per HTTP request is noise at INFO; failures still surface as WARNING
+    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
+}
+
+# --- Benchmark construction: LLM reference step and pipeline ---------------------------------
+# Any OpenAI-compatible chat-completions endpoint (OpenAI, Azure, vLLM, Ollama, llama.cpp).
+# Unset LLM_BASE_URL = the reference step waits (instances stay in the 'reference' stage).
+LLM_BASE_URL = env_str("LLM_BASE_URL")
+LLM_API_KEY = env_str("LLM_API_KEY")
+LLM_MODEL = env_str("LLM_MODEL", "gpt-4o")
+LLM_TIMEOUT = env_float("LLM_TIMEOUT", 60.0)
+LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 3)
+LLM_PRICE_IN_PER_1K = env_float("LLM_PRICE_IN_PER_1K", 0.0)
+LLM_PRICE_OUT_PER_1K = env_float("LLM_PRICE_OUT_PER_1K", 0.0)
+LLM_REFERENCE_MAX_TOKENS = env_int("LLM_REFERENCE_MAX_TOKENS", 600)
+LLM_REFERENCE_TEMPERATURE = env_float("LLM_REFERENCE_TEMPERATURE", 0.0)
+PIPELINE_CAPTION_ASSIGNMENTS = env_int("PIPELINE_CAPTION_ASSIGNMENTS", 1)
+PIPELINE_VERIFICATION_ASSIGNMENTS = env_int("PIPELINE_VERIFICATION_ASSIGNMENTS", 1)
+# Test-only escape hatch for the SSRF-safe fetcher; deliberately not read from the environment.
+IMAGE_FETCH_ALLOW_LOOPBACK = False
+
+# --- Crowd marketplaces (issue 7): MTurk and Prolific providers --------------------------------
+# MTurk credentials come from the standard AWS environment / instance profile, never the database.
+MTURK_PRODUCTION = env_bool("MTURK_PRODUCTION", False)  # sandbox unless set AND confirmed per launch
+MTURK_REGION = env_str("MTURK_REGION", "us-east-1")
+MTURK_ENDPOINT_URL = env_str("MTURK_ENDPOINT_URL")  # override; default derived from the mode
+MTURK_MAX_ATTEMPTS = env_int("MTURK_MAX_ATTEMPTS", 6)  # botocore + our throttling backoff
+PROLIFIC_API_TOKEN = env_str("PROLIFIC_API_TOKEN")  # env only
+PROLIFIC_BASE_URL = env_str("PROLIFIC_BASE_URL", "https://api.prolific.com/api/v1/")
+PROLIFIC_COMPLETE_URL = env_str(
+    "PROLIFIC_COMPLETE_URL", "https://app.prolific.com/submissions/complete"
+)
+PROLIFIC_FEE_RATE = env_float("PROLIFIC_FEE_RATE", 0.3333)  # service fee on rewards and bonuses
+PROLIFIC_TIMEOUT = env_float("PROLIFIC_TIMEOUT", 20.0)
+PROVIDER_SYNC_SECONDS = env_float("PROVIDER_SYNC_SECONDS", 300.0)
+CELERY_IMPORTS = ["annotation.providers.tasks", "annotation.pipeline.tasks", "judging.judges.tasks"]
+CELERY_BEAT_SCHEDULE["provider-sync"] = {
+    "task": "annotation.providers.tasks.sync_all", "schedule": PROVIDER_SYNC_SECONDS,
 }

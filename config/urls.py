@@ -4,17 +4,20 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from django.views.static import serve as serve_file
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/eval/", include("judging.api_urls")),
+    path("api/agreement/", include("agreement.api_urls")),
+    path("api/judges/", include("judging.judges.api_urls")),
     path("api/", include("annotation.api_urls")),
     path("eval/", include("judging.urls")),
     path("reports/", include("agreement.urls")),
+    path("pipeline/", include("annotation.pipeline_urls")),
     path("", include("annotation.urls")),
 ]
 

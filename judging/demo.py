@@ -1,5 +1,6 @@
 """A realistic small study for `make demo`: content, models' responses, a pairwise batch and a
-simulated crowd whose work goes through the real claim/submit services.
+simulated crowd whose work goes through the real claim/submit services; the human leaderboard
+(/eval/leaderboard/) is computed from the judgments those submissions recorded.
 
 Images are drawn with Pillow (no network). Each simulated worker has a reliability: the chance
 of picking the response of the truly stronger model; the models have latent strengths.
@@ -24,6 +25,7 @@ from annotation.services.claims import task_claim_next
 from annotation.services.submissions import assignment_submit
 from annotation.services.workers import worker_for_external, worker_for_user
 
+from .leaderboards import leaderboard_build
 from .models import Comparison, EvalModel, Response
 
 DEMO_PASSWORD = "demo-password"
@@ -180,7 +182,7 @@ def load_demo(seed: int = 7) -> dict:
     """Create the demo study (idempotent: does nothing when it already exists)."""
     users = _users()
     if Batch.objects.filter(title__startswith="Demo:").exists():
-        return {"users": list(users), "created": False}
+        return {"users": list(users), "created": False, "leaderboard": _human_leaderboard()}
     rnd = random.Random(seed)
     comparisons = _content(rnd)
     batch = batch_create_from_rows(
@@ -197,4 +199,9 @@ def load_demo(seed: int = 7) -> dict:
         worker_for_user(users[name])
     submitted = _simulate(batch, rnd, share=0.8)
     return {"users": list(users), "created": True, "comparisons": len(comparisons),
-            "submitted": submitted, "batch": str(batch.uuid)}
+            "submitted": submitted, "batch": str(batch.uuid), "leaderboard": _human_leaderboard()}
+
+
+def _human_leaderboard() -> list[dict]:
+    """The human leaderboard (page: /eval/leaderboard/) from the crowd's recorded judgments."""
+    return leaderboard_build("human", "all", bootstrap_rounds=200).rows

@@ -1,11 +1,59 @@
-"""Rating HIT types. Forced-choice A/B (VisIT-Bench fig. 15) is the first."""
+"""Rating HIT types: forced-choice A/B (VisIT-Bench fig. 15), multi-turn A/B (ConvBench fig. 7),
+rubric score 1–5 with feedback (Prometheus-Vision) and which-feedback-is-better.
+
+Each type takes either a stored object (a Comparison, a Response, two score Judgments: what the
+sampling services create) or the texts inline (generic CSV batches). Stored payloads record their
+vote as Judgment rows inside the submit transaction, each tied to its assignment (one per
+assignment and turn), so a vote is counted once. Gold tasks are attention checks: they grade the
+worker and never become judgments.
+"""
 from django import forms
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from annotation.hits import HitType, register
 
-from .models import Comparison, Judgment
+from .models import Comparison, Judgment, Response
+
+_CHOICES = [("A", "Response A"), ("B", "Response B")]
+TURN_FIELDS = ("turn1", "turn2", "turn3")
+
+
+def _check_urls(urls) -> list[str]:
+    urls = urls or []
+    if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
+        raise ValidationError("image_urls must be a JSON list of URLs")
+    if len(urls) > 10:
+        raise ValidationError("image_urls: at most 10 images")
+    bad = [u for u in urls if not u.startswith(("https://", "http://", "/media/"))]
+    if bad:
+        raise ValidationError(f"image_urls: not an http(s) URL: {bad[0]!r}")
+    return urls
+
+
+def _require(data, fields, alternative):
+    for field in fields:
+        if not data.get(field):
+            raise ValidationError(f"{field} is required (or give {alternative})")
+
+
+def instance_images(instance) -> list[dict]:
+    return [{"url": ii.image.display_url, "caption": ii.caption}
+            for ii in instance.instance_images.select_related("image")]
+
+
+def _inline_images(payload) -> list[dict]:
+    return [{"url": u, "caption": ""} for u in payload.get("image_urls", [])]
+
+
+def _record(assignment, **fields) -> Judgment:
+    return Judgment.objects.create(
+        source="human", annotator=str(assignment.worker), worker=assignment.worker,
+        assignment=assignment, created_at=assignment.submitted_at or timezone.now(), **fields,
+    )
+
+
+# --------------------------------------------------------------------------- forced choice A/B
 
 
 class PairwisePayloadForm(forms.Form):
@@ -24,22 +72,13 @@ class PairwisePayloadForm(forms.Form):
                 raise ValidationError("comparison: no such comparison")
             data["comparison"] = str(data["comparison"])
             return data
-        for field in ("instruction", "response_a", "response_b"):
-            if not data.get(field):
-                raise ValidationError(f"{field} is required (or give a comparison id)")
-        urls = data.get("image_urls") or []
-        if not isinstance(urls, list) or not all(isinstance(u, str) for u in urls):
-            raise ValidationError("image_urls must be a JSON list of URLs")
-        if len(urls) > 10:
-            raise ValidationError("image_urls: at most 10 images")
-        bad = [u for u in urls if not u.startswith(("https://", "http://", "/media/"))]
-        if bad:
-            raise ValidationError(f"image_urls: not an http(s) URL: {bad[0]!r}")
+        _require(data, ("instruction", "response_a", "response_b"), "a comparison id")
+        data["image_urls"] = _check_urls(data.get("image_urls"))
         return data
 
 
 class PairwiseAnswerForm(forms.Form):
-    choice = forms.ChoiceField(choices=[("A", "Response A"), ("B", "Response B")])
+    choice = forms.ChoiceField(choices=_CHOICES)
 
 
 @register
@@ -60,33 +99,292 @@ class PairwiseHit(HitType):
                 Comparison.objects.select_related("instance", "response_a", "response_b")
                 .get(uuid=payload["comparison"])
             )
-            instance = comparison.instance
-            images = [
-                {"url": ii.image.display_url, "caption": ii.caption}
-                for ii in instance.instance_images.select_related("image")
-            ]
             return {
-                "instruction": instance.instruction,
-                "images": images,
+                "instruction": comparison.instance.instruction,
+                "images": instance_images(comparison.instance),
                 "response_a": comparison.response_a.text,
                 "response_b": comparison.response_b.text,
             }
         return {
             "instruction": payload["instruction"],
-            "images": [{"url": u, "caption": ""} for u in payload.get("image_urls", [])],
+            "images": _inline_images(payload),
             "response_a": payload["response_a"],
             "response_b": payload["response_b"],
         }
 
     def on_submitted(self, assignment) -> None:
-        """Record the vote as a judgment of its comparison — once, tied to the assignment."""
+        """Record the vote as a judgment of its comparison — once, tied to the assignment.
+
+        ``choice`` is the on-screen side; the comparison's ``response_a`` is what was shown as A,
+        so the winning model is recovered whatever the randomizer did.
+        """
         uuid = assignment.task.payload.get("comparison")
-        if not uuid:
+        if not uuid or assignment.task.is_gold:
+            return
+        _record(assignment, comparison=Comparison.objects.get(uuid=uuid),
+                choice=assignment.answer["choice"])
+
+
+# --------------------------------------------------------------------------- multi-turn A/B
+
+
+class MultiTurnPayloadForm(forms.Form):
+    """A stored comparison of two models on a conversation, or the turns inline:
+    ``turns`` = [{"instruction", "response_a", "response_b", "focus_points"?}, …] (1–3)."""
+
+    comparison = forms.UUIDField(required=False)
+    image_urls = forms.JSONField(required=False)
+    turns = forms.JSONField(required=False)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("comparison"):
+            comparison = Comparison.objects.filter(uuid=data["comparison"]).first()
+            if comparison is None:
+                raise ValidationError("comparison: no such comparison")
+            if not comparison.instance.turns.exists():
+                raise ValidationError("comparison: its instance is not a conversation")
+            data["comparison"] = str(data["comparison"])
+            return data
+        turns = data.get("turns")
+        if not isinstance(turns, list) or not 1 <= len(turns) <= 3:
+            raise ValidationError("turns must be a JSON list of 1–3 turns (or give a comparison)")
+        for number, turn in enumerate(turns, start=1):
+            if not isinstance(turn, dict):
+                raise ValidationError(f"turn {number}: expected an object")
+            for key in ("instruction", "response_a", "response_b"):
+                if not isinstance(turn.get(key), str) or not turn[key].strip():
+                    raise ValidationError(f"turn {number}: {key} is required")
+        data["image_urls"] = _check_urls(data.get("image_urls"))
+        return data
+
+
+class MultiTurnAnswerForm(forms.Form):
+    turn1 = forms.ChoiceField(choices=_CHOICES, required=False)
+    turn2 = forms.ChoiceField(choices=_CHOICES, required=False)
+    turn3 = forms.ChoiceField(choices=_CHOICES, required=False)
+    overall = forms.ChoiceField(choices=_CHOICES)
+
+
+def conversation_turns(comparison: Comparison) -> list[dict]:
+    """Each turn's question, focus points and both models' answers, in on-screen order."""
+    model_a, model_b = comparison.response_a.model_id, comparison.response_b.model_id
+    condition = comparison.response_a.condition
+    answers = {
+        (r.model_id, r.turn): r.text
+        for r in Response.objects.filter(instance=comparison.instance, condition=condition,
+                                         model_id__in=[model_a, model_b])
+    }
+    return [
+        {"number": t.turn, "instruction": t.instruction, "focus_points": t.focus_points or [],
+         "response_a": answers.get((model_a, t.turn), ""),
+         "response_b": answers.get((model_b, t.turn), "")}
+        for t in comparison.instance.turns.all()
+    ]
+
+
+@register
+class MultiTurnHit(HitType):
+    slug = "multiturn_ab"
+    version = "1"
+    title = "Which assistant handled the conversation better?"
+    template = "judging/hits/multiturn_ab.html"
+    payload_form = MultiTurnPayloadForm
+    answer_form = MultiTurnAnswerForm
+    shortcuts = [("1 / A", "Assistant A for the highlighted question"),
+                 ("2 / B", "Assistant B for the highlighted question"),
+                 ("Enter", "submit")]
+
+    def _turns(self, task) -> tuple[list[dict], list[dict]]:
+        payload = task.payload
+        if payload.get("comparison"):
+            comparison = Comparison.objects.select_related(
+                "instance", "response_a", "response_b").get(uuid=payload["comparison"])
+            return conversation_turns(comparison), instance_images(comparison.instance)
+        turns = [{"number": i, "focus_points": t.get("focus_points") or [], **t}
+                 for i, t in enumerate(payload["turns"], start=1)]
+        return turns, _inline_images(payload)
+
+    def page_context(self, task):
+        turns, images = self._turns(task)
+        return {"turns": turns, "images": images}
+
+    def clean_answer(self, data, *, task):
+        answer = super().clean_answer(data, task=task)
+        turns, _ = self._turns(task)
+        missing = [f"turn {t['number']}" for t in turns if not answer.get(f"turn{t['number']}")]
+        if missing:
+            raise ValidationError(f"Choose an assistant for {', '.join(missing)}.")
+        return {k: v for k, v in answer.items() if v}
+
+    def on_submitted(self, assignment) -> None:
+        """One judgment per turn plus one for the whole conversation ('overall')."""
+        uuid = assignment.task.payload.get("comparison")
+        if not uuid or assignment.task.is_gold:
             return
         comparison = Comparison.objects.get(uuid=uuid)
-        Judgment.objects.create(
-            comparison=comparison, source="human", annotator=str(assignment.worker),
-            worker=assignment.worker, assignment=assignment, choice=assignment.answer["choice"],
-            created_at=assignment.submitted_at or timezone.now(),
-        )
+        answer = assignment.answer
+        for field in (*TURN_FIELDS, "overall"):
+            if answer.get(field):
+                _record(assignment, comparison=comparison, choice=answer[field],
+                        turn=field.removeprefix("turn"))
 
+
+# --------------------------------------------------------------------------- rubric score
+
+
+class RubricPayloadForm(forms.Form):
+    """A stored response (+ optional rubric id; else the instance's first rubric), or inline."""
+
+    response = forms.UUIDField(required=False)
+    rubric = forms.UUIDField(required=False)
+    instruction = forms.CharField(required=False, max_length=5000)
+    image_urls = forms.JSONField(required=False)
+    response_text = forms.CharField(required=False, max_length=20000)
+    criteria = forms.CharField(required=False, max_length=5000)
+    score1 = forms.CharField(required=False, max_length=2000)
+    score2 = forms.CharField(required=False, max_length=2000)
+    score3 = forms.CharField(required=False, max_length=2000)
+    score4 = forms.CharField(required=False, max_length=2000)
+    score5 = forms.CharField(required=False, max_length=2000)
+    reference_answer = forms.CharField(required=False, max_length=20000)
+
+    def clean(self):
+        from annotation.models import ScoreRubric
+
+        data = super().clean()
+        if data.get("response"):
+            response = Response.objects.filter(uuid=data["response"]).first()
+            if response is None:
+                raise ValidationError("response: no such response")
+            rubrics = ScoreRubric.objects.filter(instance=response.instance)
+            if data.get("rubric"):
+                if not ScoreRubric.objects.filter(uuid=data["rubric"]).exists():
+                    raise ValidationError("rubric: no such rubric")
+                data["rubric"] = str(data["rubric"])
+            elif not rubrics.exists():
+                raise ValidationError("response: its instance has no rubric (give a rubric id)")
+            data["response"] = str(data["response"])
+            return data
+        _require(data, ("instruction", "response_text", "criteria", "score1", "score2", "score3",
+                        "score4", "score5"), "a response id")
+        data["image_urls"] = _check_urls(data.get("image_urls"))
+        return data
+
+
+class RubricAnswerForm(forms.Form):
+    score = forms.TypedChoiceField(choices=[(i, str(i)) for i in range(1, 6)], coerce=int)
+    feedback = forms.CharField(min_length=20, max_length=2000, strip=True)
+
+
+@register
+class RubricHit(HitType):
+    slug = "rubric_score"
+    version = "1"
+    title = "Score the response with the rubric"
+    template = "judging/hits/rubric_score.html"
+    payload_form = RubricPayloadForm
+    answer_form = RubricAnswerForm
+    shortcuts = [("1–5", "choose the score"), ("Enter", "submit (outside the feedback box)")]
+
+    def page_context(self, task):
+        from annotation.models import ScoreRubric
+
+        payload = task.payload
+        if payload.get("response"):
+            response = Response.objects.select_related("instance").get(uuid=payload["response"])
+            rubrics = ScoreRubric.objects.filter(instance=response.instance)
+            rubric = (ScoreRubric.objects.get(uuid=payload["rubric"]) if payload.get("rubric")
+                      else rubrics.order_by("pk").first())
+            return {"instruction": response.instance.instruction,
+                    "images": instance_images(response.instance), "response_text": response.text,
+                    "criteria": rubric.criteria, "levels": rubric.levels(),
+                    "reference_answer": rubric.reference_answer}
+        return {"instruction": payload["instruction"], "images": _inline_images(payload),
+                "response_text": payload["response_text"], "criteria": payload["criteria"],
+                "levels": [(i, payload[f"score{i}"]) for i in range(1, 6)],
+                "reference_answer": payload.get("reference_answer", "")}
+
+    def is_correct(self, answer, gold) -> bool:
+        """Gold ``{"score": s, "tolerance": t}``: right when within t points (default 0)."""
+        return abs(int(answer["score"]) - int(gold["score"])) <= int(gold.get("tolerance", 0))
+
+    def on_submitted(self, assignment) -> None:
+        uuid = assignment.task.payload.get("response")
+        if not uuid or assignment.task.is_gold:
+            return
+        _record(assignment, kind=Judgment.Kind.SCORE, response=Response.objects.get(uuid=uuid),
+                score=float(assignment.answer["score"]), feedback=assignment.answer["feedback"],
+                meta={"rubric": assignment.task.payload.get("rubric", "")})
+
+
+# --------------------------------------------------------------------------- feedback A/B
+
+
+class FeedbackPayloadForm(forms.Form):
+    """Two stored score judgments of the same response, or the texts inline."""
+
+    judgment_a = forms.UUIDField(required=False)
+    judgment_b = forms.UUIDField(required=False)
+    instruction = forms.CharField(required=False, max_length=5000)
+    image_urls = forms.JSONField(required=False)
+    response_text = forms.CharField(required=False, max_length=20000)
+    feedback_a = forms.CharField(required=False, max_length=5000)
+    feedback_b = forms.CharField(required=False, max_length=5000)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("judgment_a") or data.get("judgment_b"):
+            found = {j.uuid: j for j in Judgment.objects.filter(
+                uuid__in=[data.get("judgment_a"), data.get("judgment_b")],
+                response__isnull=False)}
+            a, b = found.get(data.get("judgment_a")), found.get(data.get("judgment_b"))
+            if a is None or b is None or a == b:
+                raise ValidationError("judgment_a / judgment_b: two distinct scored judgments")
+            if a.response_id != b.response_id:
+                raise ValidationError("judgment_a / judgment_b: must judge the same response")
+            data["judgment_a"], data["judgment_b"] = str(a.uuid), str(b.uuid)
+            return data
+        _require(data, ("instruction", "response_text", "feedback_a", "feedback_b"),
+                 "two judgment ids")
+        data["image_urls"] = _check_urls(data.get("image_urls"))
+        return data
+
+
+@register
+class FeedbackHit(HitType):
+    slug = "feedback_ab"
+    version = "1"
+    title = "Which feedback is better?"
+    template = "judging/hits/feedback_ab.html"
+    payload_form = FeedbackPayloadForm
+    answer_form = PairwiseAnswerForm
+    shortcuts = [("1 / A", "choose Feedback A"), ("2 / B", "choose Feedback B"),
+                 ("Enter", "submit")]
+
+    def page_context(self, task):
+        payload = task.payload
+        if payload.get("judgment_a"):
+            a = Judgment.objects.select_related("response__instance").get(
+                uuid=payload["judgment_a"])
+            b = Judgment.objects.get(uuid=payload["judgment_b"])
+            instance = a.response.instance
+            return {"instruction": instance.instruction, "images": instance_images(instance),
+                    "response_text": a.response.text,
+                    "feedback_a": a.feedback, "score_a": a.score,
+                    "feedback_b": b.feedback, "score_b": b.score}
+        return {"instruction": payload["instruction"], "images": _inline_images(payload),
+                "response_text": payload["response_text"],
+                "feedback_a": payload["feedback_a"], "feedback_b": payload["feedback_b"]}
+
+    def on_submitted(self, assignment) -> None:
+        payload = assignment.task.payload
+        if not payload.get("judgment_a") or assignment.task.is_gold:
+            return
+        found = {str(j.uuid): j for j in Judgment.objects.filter(
+            uuid__in=[payload["judgment_a"], payload["judgment_b"]])}
+        a, b = found[payload["judgment_a"]], found[payload["judgment_b"]]
+        _record(assignment, kind=Judgment.Kind.FEEDBACK, response_id=a.response_id,
+                choice=assignment.answer["choice"],
+                meta={"judgment_a": str(a.uuid), "source_a": a.source,
+                      "judgment_b": str(b.uuid), "source_b": b.source})

@@ -8,6 +8,14 @@ mkdir -p var
 export SECRET_KEY="$(cat var/demo-secret)" DEBUG=0 SESSION_COOKIE_SECURE=0 CSRF_COOKIE_SECURE=0
 export DATABASE_URL="${DATABASE_URL:-sqlite:///$PWD/var/demo.sqlite3}"
 export NLTK_DATA="${NLTK_DATA:-$PWD/var/nltk_data}"
+# A clearly labelled stand-in judge server (deterministic verdicts from a hash of the prompt;
+# no information about quality) so the demo's automatic judges run without any API key.
+# Point DEMO_JUDGE_BASE_URL at a real OpenAI-compatible endpoint to use a real judge instead.
+if [ -z "${DEMO_JUDGE_BASE_URL:-}" ]; then
+  .venv/bin/python tests/support/fake_openai.py --port 8765 --latency-ms 0 > var/stand-in-judge.log 2>&1 &
+  STAND_IN_PID=$!
+  trap 'kill $STAND_IN_PID 2>/dev/null || true' EXIT
+fi
 .venv/bin/python manage.py migrate --noinput -v0
 .venv/bin/python manage.py collectstatic --noinput -v0
 .venv/bin/python manage.py load_demo
@@ -16,8 +24,12 @@ cat <<MSG
   VLM Eval demo on http://127.0.0.1:8000/
     annotator pages   http://127.0.0.1:8000/            (anna / ben)
     admin             http://127.0.0.1:8000/admin/      (admin)
+    leaderboards      http://127.0.0.1:8000/eval/leaderboard/        (analyst)
+    judge runs        http://127.0.0.1:8000/eval/judges/             (analyst)
+    agreement reports http://127.0.0.1:8000/reports/                 (analyst)
+    pipeline          http://127.0.0.1:8000/pipeline/                (admin)
     API schema        http://127.0.0.1:8000/api/schema/ (any login)
   Password for every demo login: demo-password        Stop with Ctrl-C.
 
 MSG
-exec .venv/bin/python manage.py runserver 127.0.0.1:8000 --noreload
+.venv/bin/python manage.py runserver 127.0.0.1:8000 --noreload

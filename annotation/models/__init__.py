@@ -1,4 +1,13 @@
 """Models of the annotation app: the engine and the benchmark content."""
+from ..providers.models import (  # provider-side records (issue 7)
+    Bonus,
+    MarketplaceBatch,
+    ProviderAction,
+    ProviderConfig,
+    ProviderHit,
+    ProviderSubmission,
+    QualificationPush,
+)
 from .content import (
     ConversationTurn,
     Image,
@@ -29,4 +38,11 @@ __all__ = [
     "ScoreRubric",
     "Task",
     "Worker",
+    "Bonus",
+    "MarketplaceBatch",
+    "ProviderAction",
+    "ProviderConfig",
+    "ProviderHit",
+    "ProviderSubmission",
+    "QualificationPush",
 ]

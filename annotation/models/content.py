@@ -90,6 +90,9 @@ class Instance(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.SINGLE)
     instruction = models.TextField()
     reference_output = models.TextField(blank=True)
+    candidate_reference = models.TextField(
+        blank=True, help_text="The LLM's candidate reference, before human verification"
+    )
     reference_meta = models.JSONField(
         default=dict, blank=True, help_text="LLM model, prompt version, tokens, cost"
     )
@@ -103,6 +106,13 @@ class Instance(models.Model):
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.CAPTIONING)
     source = models.CharField(max_length=32, blank=True, help_text="visitbench, convbench, …")
     external_id = models.CharField(max_length=200, blank=True, db_index=True)
+    extra = models.JSONField(
+        default=dict, blank=True, help_text="Source-format fields kept for export (layout, …)"
+    )
+    stage_task = models.ForeignKey(
+        "annotation.Task", null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="The crowd task currently working on this instance's stage",
+    )
     images = models.ManyToManyField(Image, through="InstanceImage", related_name="instances")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -117,6 +127,7 @@ class InstanceImage(models.Model):
     image = models.ForeignKey(Image, on_delete=models.PROTECT, related_name="+")
     position = models.PositiveSmallIntegerField()
     caption = models.TextField(blank=True, max_length=2000)
+    blip2_caption = models.TextField(blank=True, help_text="Model caption (VisIT-Bench multi file)")
 
     class Meta:
         ordering = ["instance", "position"]

@@ -2,3 +2,4 @@
 from .core import Comparison, EvalModel, Judgment, Response
 
 __all__ = ["Comparison", "EvalModel", "Judgment", "Response"]
+from ..judges.models import Judge, JudgeCall, JudgeRun, JudgeUnit  # noqa: E402,F401  automatic judges

@@ -86,6 +86,11 @@ class Judgment(models.Model):
         B = "B"
         TIE = "tie"
 
+    class Kind(models.TextChoices):
+        PAIRWISE = "pairwise"  # choice between the comparison's response A and B
+        SCORE = "score"  # rubric / graded score of one response (+ feedback)
+        FEEDBACK = "feedback"  # which of two feedbacks on one response is better
+
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     comparison = models.ForeignKey(
         Comparison, null=True, blank=True, on_delete=models.CASCADE, related_name="judgments"
@@ -97,17 +102,25 @@ class Judgment(models.Model):
     source = models.CharField(max_length=100, default="human", help_text="'human' or a judge name")
     annotator = models.CharField(max_length=200, help_text="Worker or judge id")
     worker = models.ForeignKey(Worker, null=True, blank=True, on_delete=models.SET_NULL)
-    assignment = models.OneToOneField(
-        Assignment, null=True, blank=True, on_delete=models.CASCADE, related_name="judgment"
+    assignment = models.ForeignKey(
+        Assignment, null=True, blank=True, on_delete=models.CASCADE, related_name="judgments",
+        help_text="One judgment per assignment and turn (a multi-turn HIT gives 1–3 + overall)",
     )
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.PAIRWISE)
     choice = models.CharField(max_length=3, choices=Choice.choices, blank=True)
     score = models.FloatField(null=True, blank=True)
     feedback = models.TextField(blank=True)
     turn = models.CharField(max_length=8, blank=True, help_text="'', '1'–'3' or 'overall'")
+    meta = models.JSONField(default=dict, blank=True, help_text="e.g. the two feedbacks compared")
     created_at = models.DateTimeField()
 
     class Meta:
         indexes = [models.Index(fields=["source", "created_at"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment", "turn"], name="one_judgment_per_assignment_turn"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.source}:{self.annotator} {self.choice or self.score}"

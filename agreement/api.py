@@ -1,0 +1,123 @@
+"""REST API for analysts: agreement reports (list, detail with every number, create = queue),
+the raw report.json, and metric runs (create = queue, detail = progress)."""
+from django.db import transaction
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from annotation.permissions import IsAnalyst
+
+from .models import MetricRun, Report
+from .services.metric_scores import DEFAULT_METRICS, metric_run_start
+from .services.reports import report_create
+from .tasks import enqueue_build_report, enqueue_compute_metrics
+
+
+class ReportSerializer(serializers.ModelSerializer):
+    files = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Report
+        fields = ["uuid", "title", "status", "params", "snapshot", "error", "created_by",
+                  "created_at", "started_at", "finished_at", "files"]
+
+    def get_files(self, obj) -> list[str]:
+        return list(obj.files.values_list("name", flat=True))
+
+
+class ReportDetailSerializer(ReportSerializer):
+    class Meta(ReportSerializer.Meta):
+        fields = [*ReportSerializer.Meta.fields, "data"]
+
+
+class ReportCreateSerializer(serializers.Serializer):
+    split = serializers.CharField(default="all", max_length=120)
+    judges = serializers.ListField(child=serializers.CharField(max_length=100), required=False,
+                                   allow_null=True, default=None)
+    metrics = serializers.ListField(child=serializers.CharField(max_length=50),
+                                    default=list(DEFAULT_METRICS))
+    seed = serializers.IntegerField(default=0, min_value=0)
+    bootstrap_rounds = serializers.IntegerField(default=1000, min_value=0, max_value=10_000)
+    exclude_blocked = serializers.BooleanField(default=False)
+    judge_families = serializers.DictField(child=serializers.CharField(), default=dict)
+    title = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+
+
+class ReportViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
+                    mixins.CreateModelMixin, viewsets.GenericViewSet):
+    """GET list / detail (detail includes ``data``, the full report.json); POST queues a new
+    report and answers 202 with its uuid; GET ``…/json/`` returns report.json alone."""
+
+    permission_classes = [IsAnalyst]
+    lookup_field = "uuid"
+    queryset = Report.objects.prefetch_related("files").order_by("-created_at")
+
+    def get_serializer_class(self):
+        if self.action == "create":
+            return ReportCreateSerializer
+        return ReportDetailSerializer if self.action == "retrieve" else ReportSerializer
+
+    def get_queryset(self):
+        qs = super().get_queryset()
+        return qs if self.action == "retrieve" else qs.defer("data")
+
+    @extend_schema(request=ReportCreateSerializer, responses={202: ReportSerializer})
+    def create(self, request, *args, **kwargs):
+        ser = ReportCreateSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        params = dict(ser.validated_data)
+        title = params.pop("title")
+        try:
+            with transaction.atomic():
+                report = report_create(params, title=title,
+                                       created_by=request.user.get_username())
+                transaction.on_commit(lambda: enqueue_build_report(report.pk))
+        except ValueError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        report.refresh_from_db()
+        return Response(ReportSerializer(report).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(responses=dict)
+    @action(detail=True, methods=["get"], url_path="json")
+    def json(self, request, uuid=None):
+        report = get_object_or_404(Report, uuid=uuid)
+        if report.status != Report.Status.DONE:
+            return Response({"status": report.status, "error": report.error},
+                            status=status.HTTP_409_CONFLICT)
+        return Response(report.data)
+
+
+class MetricRunSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = MetricRun
+        fields = ["uuid", "metrics", "options", "status", "total", "done", "cached", "error",
+                  "created_by", "created_at", "started_at", "finished_at"]
+        read_only_fields = [f for f in fields if f not in ("metrics", "options")]
+
+
+class MetricRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
+                       mixins.CreateModelMixin, viewsets.GenericViewSet):
+    """POST {"metrics": [...], "options": {"seed": 0}} queues a batch run (202)."""
+
+    permission_classes = [IsAnalyst]
+    lookup_field = "uuid"
+    serializer_class = MetricRunSerializer
+    queryset = MetricRun.objects.order_by("-created_at")
+
+    def create(self, request, *args, **kwargs):
+        metrics = request.data.get("metrics") or list(DEFAULT_METRICS)
+        options = request.data.get("options") or {}
+        if not isinstance(metrics, list) or not isinstance(options, dict):
+            raise ValidationError({"detail": "metrics must be a list, options an object"})
+        try:
+            with transaction.atomic():
+                run = metric_run_start(metrics, options=options,
+                                       created_by=request.user.get_username())
+                transaction.on_commit(lambda: enqueue_compute_metrics(run.pk))
+        except (ValueError, RuntimeError) as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        run.refresh_from_db()
+        return Response(MetricRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)

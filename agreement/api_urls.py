@@ -1,0 +1,9 @@
+from rest_framework.routers import DefaultRouter
+
+from . import api
+
+router = DefaultRouter()
+router.register("reports", api.ReportViewSet, basename="agreement-report")
+router.register("metric-runs", api.MetricRunViewSet, basename="agreement-metric-run")
+
+urlpatterns = router.urls

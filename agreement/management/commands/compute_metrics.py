@@ -1,0 +1,33 @@
+"""python manage.py compute_metrics [--metrics bleu4,rouge_l,...] [--seed N] [--queue]"""
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from agreement.services.metric_scores import DEFAULT_METRICS, metric_run_start, metric_run_work
+
+
+class Command(BaseCommand):
+    help = "Score every response that has a reference with the reference metrics (cached)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--metrics", default=",".join(DEFAULT_METRICS))
+        parser.add_argument("--seed", type=int, default=0, help="Seed of the random metric")
+        parser.add_argument("--bert-model", default=None, help="BERTScore model (offline)")
+        parser.add_argument("--queue", action="store_true",
+                            help="Queue the Celery task instead of working here")
+
+    def handle(self, *args, **o):
+        metrics = [m.strip() for m in o["metrics"].split(",") if m.strip()]
+        options = {"seed": o["seed"], **({"bert_model": o["bert_model"]} if o["bert_model"]
+                                         else {})}
+        try:
+            run = metric_run_start(metrics, options=options, created_by="manage.py")
+        except (ValueError, RuntimeError) as exc:
+            raise CommandError(str(exc)) from exc
+        if o["queue"]:
+            from agreement.tasks import enqueue_compute_metrics
+
+            transaction.on_commit(lambda: enqueue_compute_metrics(run.pk))
+            self.stdout.write(f"Queued metric run {run.uuid} ({run.total} scores)")
+            return
+        run = metric_run_work(run.pk)
+        self.stdout.write(f"Metric run {run.uuid}: {run.done} scores, {run.cached} from cache")

@@ -1,0 +1,113 @@
+"""Stored results of the agreement app: cached metric scores, metric batch runs, and reports.
+
+Nothing here is computed in ``save()``: the services in ``agreement/services/`` write these rows.
+"""
+import uuid
+
+from django.db import models
+
+from judging.models import Response
+
+
+class MetricScore(models.Model):
+    """One reference-metric score of one response, cached.
+
+    The key is (metric, config_hash, response, reference_hash): ``config_hash`` covers the metric
+    version and options (and, for CIDEr-D, the scored set whose IDF it uses), ``reference_hash``
+    the reference text(s) scored against, so a changed reference or setting is a cache miss.
+    """
+
+    metric = models.CharField(max_length=50)
+    config_hash = models.CharField(max_length=16)
+    response = models.ForeignKey(Response, on_delete=models.CASCADE, related_name="+")
+    reference_hash = models.CharField(max_length=16)
+    score = models.FloatField()
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["metric", "config_hash", "response", "reference_hash"],
+                name="metric_score_unique",
+            ),
+        ]
+        indexes = [models.Index(fields=["metric", "config_hash"])]
+
+    def __str__(self) -> str:
+        return f"{self.metric}={self.score:.4g} on {self.response_id}"
+
+
+class MetricRun(models.Model):
+    """Progress of one batch computation of metrics (what the Celery task works through)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    metrics = models.JSONField(default=list, help_text="Metric names, in order")
+    options = models.JSONField(default=dict, blank=True, help_text="e.g. seed, bert model")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    total = models.PositiveIntegerField(default=0, help_text="(metric, response) pairs to score")
+    done = models.PositiveIntegerField(default=0)
+    cached = models.PositiveIntegerField(default=0, help_text="Found in the cache, not recomputed")
+    error = models.TextField(blank=True)
+    created_by = models.CharField(max_length=150, blank=True)
+    created_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"metric run {self.uuid} ({self.status})"
+
+
+class Report(models.Model):
+    """An agreement report: its parameters, the data snapshot it used and every number."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    title = models.CharField(max_length=200, blank=True)
+    params = models.JSONField(default=dict, help_text="judges, split, seed, metrics, rounds")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    snapshot = models.JSONField(default=dict, blank=True, help_text="Counts, filters, versions")
+    data = models.JSONField(default=dict, blank=True, help_text="report.json")
+    error = models.TextField(blank=True)
+    created_by = models.CharField(max_length=150, blank=True)
+    created_at = models.DateTimeField()
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.title or f"report {self.uuid}"
+
+
+class ReportFile(models.Model):
+    """One downloadable artefact of a report (HTML, JSON, CSV, PNG, SVG), kept in the database
+    so downloads go through the analyst-only view (media is public in local mode)."""
+
+    report = models.ForeignKey(Report, on_delete=models.CASCADE, related_name="files")
+    name = models.CharField(max_length=120)
+    content_type = models.CharField(max_length=60)
+    content = models.BinaryField()
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["report", "name"], name="report_file_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name

@@ -1,0 +1,229 @@
+"""Report figures (matplotlib, Agg backend, private MPLCONFIGDIR), each as PNG and SVG bytes.
+
+Inputs are the report dict (plus raw length lists for box plots); nothing here reads the
+database. Every figure function returns a matplotlib Figure; ``render_all`` saves them.
+"""
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+import threading
+
+_lock = threading.Lock()  # pyplot's figure manager is global state
+_MPL_DIR: str | None = None
+COLORS = ["#2b6cb0", "#dd6b20", "#38a169", "#805ad5", "#d53f8c", "#718096", "#b7791f",
+          "#319795", "#e53e3e", "#4a5568"]
+
+
+def _pyplot():
+    global _MPL_DIR
+    if _MPL_DIR is None:
+        _MPL_DIR = tempfile.mkdtemp(prefix="mpl-agreement-")
+        os.environ.setdefault("MPLCONFIGDIR", _MPL_DIR)
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    matplotlib.rcParams["svg.hashsalt"] = "agreement-report"  # stable SVG element ids
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _empty(ax, text):
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, color="#555")
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+def accuracy_by_level(data: dict):
+    """VisIT-Bench fig. 7: accuracy at reproducing the human majority, by agreement level,
+    with 95 % Wilson intervals; a dashed line at chance (0.5)."""
+    plt = _pyplot()
+    acc = {s: a for s, a in data["accuracy"].items() if "error" not in a}
+    levels = ["all"] + sorted({lv for a in acc.values() for lv in a["by_level"]},
+                              key=lambda k: (-int(k.split("/")[0]) / int(k.split("/")[1])))
+    fig, ax = plt.subplots(figsize=(max(6.5, 1.1 * len(acc) + 3), 4.4))
+    if not acc:
+        _empty(ax, "no judge verdicts on model-vs-model items with a human majority")
+        return fig
+    width = 0.8 / len(levels)
+    for li, level in enumerate(levels):
+        xs, ys, lo, hi = [], [], [], []
+        for i, a in enumerate(acc.values()):
+            p = a["overall"] if level == "all" else a["by_level"].get(level, {}).get("tie_broken")
+            if not p or p.get("estimate") is None:
+                continue
+            xs.append(i + li * width)
+            ys.append(p["estimate"])
+            lo.append(p["estimate"] - p["wilson"][0])
+            hi.append(p["wilson"][1] - p["estimate"])
+        label = "all items" if level == "all" else f"{level} agree"
+        ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, label=label,
+               color=COLORS[li % len(COLORS)], error_kw={"elinewidth": 0.9})
+    ax.axhline(0.5, color="#999", ls="--", lw=0.8)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(acc))], list(acc), rotation=25,
+                  ha="right")
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("accuracy vs human majority")
+    ax.set_title("Accuracy at reconstructing the human majority (95 % Wilson CI)")
+    ax.legend(fontsize=8, ncol=len(levels))
+    return fig
+
+
+def agreement_heatmap(name: str, matrix: dict):
+    plt = _pyplot()
+    sources = matrix.get("sources", [])
+    fig, ax = plt.subplots(figsize=(1.0 * len(sources) + 2.5, 0.8 * len(sources) + 1.8))
+    if "error" in matrix or not sources:
+        _empty(ax, matrix.get("error", "no data"))
+        return fig
+    import numpy as np
+
+    values = np.array([[np.nan if v is None else v for v in row] for row in matrix["matrix"]])
+    im = ax.imshow(values, vmin=0, vmax=1, cmap="Blues")
+    for i in range(len(sources)):
+        for j in range(len(sources)):
+            v = values[i, j]
+            text = "–" if np.isnan(v) else f"{100 * v:.0f}%\nn={matrix['counts'][i][j]}"
+            ax.text(j, i, text, ha="center", va="center", fontsize=7,
+                    color="white" if not np.isnan(v) and v > 0.6 else "black")
+    ax.set_xticks(range(len(sources)), sources, rotation=35, ha="right", fontsize=8)
+    ax.set_yticks(range(len(sources)), sources, fontsize=8)
+    fig.colorbar(im, ax=ax, fraction=0.04)
+    ax.set_title(f"Agreement between sources ({name})")
+    return fig
+
+
+def ratings_ci(data: dict):
+    """Bradley-Terry ratings per model and source, with bootstrap 95 % CIs."""
+    plt = _pyplot()
+    boards = {s: b for s, b in data["ratings"].items() if b.get("rows")}
+    models = []
+    for b in boards.values():
+        for r in b["rows"]:
+            if r["model"] not in models:
+                models.append(r["model"])
+    fig, ax = plt.subplots(figsize=(7.5, 0.5 * max(len(models), 2) * max(1, len(boards) / 3)
+                                    + 1.5))
+    if not boards:
+        _empty(ax, "no ratings")
+        return fig
+    step = 0.8 / len(boards)
+    for k, (src, b) in enumerate(boards.items()):
+        rows = {r["model"]: r for r in b["rows"]}
+        ys = [i + k * step for i, m in enumerate(models) if m in rows]
+        xs = [rows[m]["rating"] for m in models if m in rows]
+        err = [[rows[m]["rating"] - rows[m]["ci_low"] for m in models if m in rows],
+               [rows[m]["ci_high"] - rows[m]["rating"] for m in models if m in rows]]
+        ax.errorbar(xs, ys, xerr=err, fmt="o", ms=4, capsize=3, label=src,
+                    color=COLORS[k % len(COLORS)])
+    ax.set_yticks([i + 0.4 - step / 2 for i in range(len(models))], models, fontsize=8)
+    ax.invert_yaxis()
+    ax.axvline(1000, color="#bbb", lw=0.8, ls="--")
+    ax.set_xlabel("Bradley-Terry rating (Elo scale), 95 % bootstrap CI")
+    ax.set_title("Ratings by source")
+    ax.legend(fontsize=7, loc="best")
+    return fig
+
+
+def category_win_rates(data: dict, source: str = "human"):
+    plt = _pyplot()
+    rates = data["category_win_rates"].get(source, {})
+    cats = list(rates)
+    models = sorted({m for per in rates.values() for m in per})
+    fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(cats) + 2), 4.2))
+    if not cats or not models:
+        _empty(ax, "no comparisons with the reference")
+        return fig
+    width = 0.8 / len(models)
+    for k, m in enumerate(models):
+        xs = [i + k * width for i in range(len(cats))]
+        ys = [(rates[c].get(m) or {}).get("win_rate") or 0.0 for c in cats]
+        ax.bar(xs, ys, width, label=m, color=COLORS[k % len(COLORS)])
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(cats))], cats, rotation=25, ha="right")
+    ax.set_ylim(0, 1)
+    ax.axhline(0.5, color="#999", ls="--", lw=0.8)
+    ax.set_ylabel("win rate vs reference")
+    ax.set_title(f"{source}: win rate against the reference per category")
+    ax.legend(fontsize=7)
+    return fig
+
+
+def length_boxes(boxes: dict):
+    """Lengths (tokens) of the preferred and the other response, per source."""
+    plt = _pyplot()
+    srcs = [s for s, v in boxes.items() if v["preferred"]]
+    fig, ax = plt.subplots(figsize=(max(6.5, 1.2 * len(srcs) + 2), 4.4))
+    if not srcs:
+        _empty(ax, "no decisive verdicts with known lengths")
+        return fig
+    pos_p = [2 * i for i in range(len(srcs))]
+    pos_o = [2 * i + 0.8 for i in range(len(srcs))]
+    bp1 = ax.boxplot([boxes[s]["preferred"] for s in srcs], positions=pos_p, widths=0.7,
+                     patch_artist=True, showfliers=False)
+    bp2 = ax.boxplot([boxes[s]["other"] for s in srcs], positions=pos_o, widths=0.7,
+                     patch_artist=True, showfliers=False)
+    for patch in bp1["boxes"]:
+        patch.set_facecolor("#90cdf4")
+    for patch in bp2["boxes"]:
+        patch.set_facecolor("#fbd38d")
+    ax.set_xticks([p + 0.4 for p in pos_p], srcs, rotation=25, ha="right")
+    ax.legend([bp1["boxes"][0], bp2["boxes"][0]], ["preferred", "other"], fontsize=8)
+    ax.set_ylabel("response length (tokens)")
+    ax.set_title("Length bias: preferred vs other response")
+    return fig
+
+
+def lengths_by_score(data: dict):
+    """Box plot per score (Prometheus-Vision fig. 11), one panel per scoring source."""
+    plt = _pyplot()
+    srcs = {s: r for s, r in data["biases"]["lengths_by_score"].items() if "summary" in r}
+    fig, axes = plt.subplots(1, max(1, len(srcs)), figsize=(4.2 * max(1, len(srcs)), 3.8),
+                             squeeze=False)
+    if not srcs:
+        _empty(axes[0][0], "no scored responses")
+        return fig
+    for ax, (src, r) in zip(axes[0], srcs.items(), strict=False):
+        stats = [{"label": k, "whislo": v["min"], "q1": v["q1"], "med": v["median"],
+                  "q3": v["q3"], "whishi": v["max"], "mean": v["mean"]}
+                 for k, v in r["summary"].items()]
+        ax.bxp(stats, showfliers=False, showmeans=True)
+        ax.set_xlabel("score")
+        ax.set_ylabel("length (tokens)")
+        rho = r.get("spearman")
+        ax.set_title(f"{src}" + (f" (ρ={rho:.2f})" if rho is not None else ""), fontsize=9)
+    return fig
+
+
+def figures(data: dict, extra: dict) -> dict:
+    """{stem: figure function and args} for every plot the report has."""
+    out = {"accuracy_by_level": (accuracy_by_level, data),
+           "ratings": (ratings_ci, data),
+           "category_win_rates": (category_win_rates, data),
+           "length_bias": (length_boxes, extra.get("length_boxes", {}))}
+    for name, m in data["agreement_matrices"].items():
+        out[f"agreement_{name.replace(':', '')}"] = (agreement_heatmap, name, m)
+    if data["biases"]["lengths_by_score"]:
+        out["lengths_by_score"] = (lengths_by_score, data)
+    return out
+
+
+def render_all(data: dict, extra: dict, formats=("png", "svg")) -> dict[str, bytes]:
+    """{"<stem>.<fmt>": bytes} for every figure."""
+    out = {}
+    with _lock:
+        plt = _pyplot()
+        for stem, (fn, *args) in figures(data, extra).items():
+            fig = fn(*args)
+            fig.tight_layout()
+            for fmt in formats:
+                buf = io.BytesIO()
+                fig.savefig(buf, format=fmt, dpi=100, metadata=_METADATA[fmt])
+                out[f"{stem}.{fmt}"] = buf.getvalue()
+            plt.close(fig)
+    return out
+
+
+# No creation dates in the files, so the same report renders byte-identical plots.
+_METADATA = {"png": {"Software": None}, "svg": {"Date": None, "Creator": None}}

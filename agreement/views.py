@@ -1,0 +1,96 @@
+"""Analyst pages: the list of agreement reports (with a form that queues a new one), one
+report with its tables and plots, and downloads of every file. Views parse, authorize, call
+one service, render."""
+from django import forms
+from django.contrib import messages
+from django.db import transaction
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotation.permissions import analyst_required
+from judging.selectors import BASE_SPLITS, category_names, judge_names
+
+from .models import Report, ReportFile
+from .reports.html import sections
+from .services.metric_scores import DEFAULT_METRICS, UnknownMetric
+from .services.reports import report_create
+from .tasks import enqueue_build_report
+
+
+class ReportForm(forms.Form):
+    split = forms.CharField(initial="all", max_length=120)
+    judges = forms.MultipleChoiceField(required=False, choices=[],
+                                       help_text="None selected: every judge")
+    metrics = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple,
+                                        choices=[(m, m) for m in DEFAULT_METRICS],
+                                        initial=list(DEFAULT_METRICS))
+    seed = forms.IntegerField(initial=0, min_value=0, max_value=2**31 - 1)
+    bootstrap_rounds = forms.IntegerField(initial=1000, min_value=0, max_value=10_000)
+    title = forms.CharField(required=False, max_length=200)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["judges"].choices = [(j, j) for j in judge_names() if j != "human"]
+
+
+@analyst_required
+def report_list(request):
+    splits = BASE_SPLITS + [f"category:{c}" for c in category_names()]
+    return render(request, "agreement/report_list.html", {
+        "reports": Report.objects.only("uuid", "title", "status", "params", "snapshot",
+                                       "created_at", "created_by")[:100],
+        "form": ReportForm(), "splits": splits})
+
+
+@analyst_required
+@require_POST
+def report_start(request):
+    form = ReportForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, f"Report not started: {form.errors.as_text()}")
+        return redirect("agreement:report_list")
+    d = form.cleaned_data
+    params = {"split": d["split"], "judges": d["judges"] or None, "metrics": d["metrics"],
+              "seed": d["seed"], "bootstrap_rounds": d["bootstrap_rounds"]}
+    try:
+        with transaction.atomic():
+            report = report_create(params, title=d["title"],
+                                   created_by=request.user.get_username())
+            transaction.on_commit(lambda: enqueue_build_report(report.pk))
+    except (ValueError, UnknownMetric) as exc:
+        messages.error(request, f"Report not started: {exc}")
+        return redirect("agreement:report_list")
+    return redirect("agreement:report_detail", report_uuid=report.uuid)
+
+
+@analyst_required
+def report_detail(request, report_uuid):
+    report = get_object_or_404(Report, uuid=report_uuid)
+    files = list(report.files.values_list("name", flat=True))
+    present = set(files)
+
+    def src(stem):
+        name = f"{stem}.png"
+        return reverse("agreement:report_file", args=[report.uuid, name]) if name in present \
+            else None
+
+    context = {"report": report, "files": files,
+               "sections": sections(report.data, src) if report.data else [],
+               "snapshot": report.snapshot,
+               "counts": sorted((report.snapshot or {}).get("counts", {}).items())}
+    return render(request, "agreement/report_detail.html", context)
+
+
+@analyst_required
+def report_file(request, report_uuid, name):
+    f = ReportFile.objects.filter(report__uuid=report_uuid, name=name).first()
+    if f is None:
+        raise Http404("No such file in this report")
+    response = HttpResponse(bytes(f.content), content_type=f.content_type)
+    inline = name.endswith(".png")
+    response["Content-Disposition"] = ("inline" if inline else "attachment") + \
+        f'; filename="{name}"'
+    response["X-Content-Type-Options"] = "nosniff"
+    return response

@@ -1,0 +1,166 @@
+"""Export the benchmark in its source formats (VisIT-Bench CSV, ConvBench xlsx, Prometheus jsonl)
+and as a full JSONL dump. Each source-format export re-imports to the same records.
+
+Selectors build ``dataset_formats`` records from the database; the writers there do the format.
+"""
+from __future__ import annotations
+
+import json
+
+from django.db.models import Prefetch, QuerySet
+
+from .dataset_formats import (
+    ConvBenchRecord,
+    HumanVerification,
+    ImageRef,
+    PrometheusRecord,
+    Rubric,
+    VisitDataset,
+    VisitRecord,
+    write_convbench_xlsx,
+    write_prometheus_jsonl,
+    write_visit_csv,
+)
+from .models import Instance, InstanceImage
+
+FORMATS = ("visitbench", "convbench", "prometheus", "jsonl")
+
+
+def _instances(**filters) -> QuerySet[Instance]:
+    return (
+        Instance.objects.filter(**filters)
+        .select_related("family")
+        .prefetch_related(
+            Prefetch("instance_images", InstanceImage.objects.select_related("image")),
+            "turns", "rubrics",
+        )
+        .order_by("pk")
+    )
+
+
+def _verification(instance: Instance) -> HumanVerification | None:
+    Status, Reason = Instance.ReferenceStatus, Instance.RejectionReason
+    if instance.reference_status == Status.PENDING:
+        return None
+    return HumanVerification(
+        gpt4_correct=instance.reference_status == Status.VERIFIED,
+        problem_in_caption=instance.reference_status == Status.REJECTED
+        and instance.rejection_reason == Reason.CAPTION,
+        problem_in_gpt4=instance.reference_status == Status.REJECTED
+        and instance.rejection_reason == Reason.RESPONSE,
+    )
+
+
+def visit_records(layout: str = "multi", source: str | None = None) -> list[VisitRecord]:
+    """Single- and multi-image instances whose images have URLs, as VisIT-Bench records.
+
+    The single layout holds one image and no candidate/rating columns, so it takes only
+    one-image instances and leaves those fields out.
+    """
+    filters = {"kind__in": [Instance.Kind.SINGLE, Instance.Kind.MULTI]}
+    if source:
+        filters["source"] = source
+    records = []
+    for instance in _instances(**filters):
+        images = list(instance.instance_images.all())
+        if not images or (layout == "single" and len(images) != 1):
+            continue
+        if not all(ii.image.source_url for ii in images):
+            continue  # the format needs an image URL (e.g. Prometheus rows name only a file)
+        refs = [ImageRef(ii.image.source_url, ii.caption or None, ii.blip2_caption or None)
+                for ii in images]
+        record = VisitRecord(
+            category=instance.family.name if instance.family else (instance.source or "unknown"),
+            instruction=instance.instruction, images=refs,
+            reference_output=instance.reference_output or None,
+        )
+        if layout == "multi":
+            record.candidate_reference = instance.candidate_reference or None
+            record.human_verification = _verification(instance)
+            record.public_images_metadata = instance.extra.get("public_images_metadata", {})
+        records.append(record)
+    return records
+
+
+def export_visitbench(layout: str = "multi", source: str | None = None) -> bytes:
+    return write_visit_csv(VisitDataset(layout, visit_records(layout, source))).encode("utf-8")
+
+
+def convbench_records() -> list[ConvBenchRecord]:
+    records = []
+    for number, instance in enumerate(_instances(kind=Instance.Kind.CONVERSATION), start=1):
+        turns = [t.instruction for t in instance.turns.all()]
+        image = next(iter(instance.instance_images.all()), None)
+        image_id = instance.extra.get("image_id") or (image.image.external_id if image else "")
+        records.append(ConvBenchRecord(int(instance.extra.get("convbench_id") or number),
+                                       image_id, turns))
+    return records
+
+
+def export_convbench() -> bytes:
+    return write_convbench_xlsx(convbench_records())
+
+
+def prometheus_records() -> list[PrometheusRecord]:
+    records = []
+    for instance in _instances(rubrics__isnull=False).distinct():
+        rubric = instance.rubrics.all()[0]
+        extra = instance.extra
+        kwargs = {"task_description": extra["task_description"]} if "task_description" in extra \
+            else {}
+        records.append(PrometheusRecord(
+            image=extra.get("image", ""), instruction=instance.instruction,
+            response=extra.get("response", ""),
+            reference_answer=rubric.reference_answer or instance.reference_output,
+            rubric=Rubric(rubric.criteria, [s for _, s in rubric.levels()]),
+            extra=extra.get("extra", {}), **kwargs,
+        ))
+    return records
+
+
+def export_prometheus() -> bytes:
+    return write_prometheus_jsonl(prometheus_records()).encode("utf-8")
+
+
+def dump_jsonl() -> bytes:
+    """Every instance with everything we hold about it, one JSON object per line."""
+    lines = []
+    for instance in _instances():
+        lines.append(json.dumps({
+            "uuid": str(instance.uuid), "kind": instance.kind, "source": instance.source,
+            "external_id": instance.external_id,
+            "family": instance.family.name if instance.family else None,
+            "instruction": instance.instruction, "stage": instance.stage,
+            "candidate_reference": instance.candidate_reference,
+            "reference_output": instance.reference_output,
+            "reference_status": instance.reference_status,
+            "rejection_reason": instance.rejection_reason,
+            "flagged_harmful": instance.flagged_harmful, "reference_meta": instance.reference_meta,
+            "extra": instance.extra,
+            "images": [{
+                "url": ii.image.source_url, "sha256": ii.image.sha256,
+                "external_id": ii.image.external_id, "license": ii.image.license,
+                "attribution": ii.image.attribution, "width": ii.image.width,
+                "height": ii.image.height, "caption": ii.caption,
+                "blip2_caption": ii.blip2_caption,
+            } for ii in instance.instance_images.all()],
+            "turns": [{"turn": t.turn, "capability": t.capability, "category": t.category,
+                       "instruction": t.instruction, "reference_answer": t.reference_answer,
+                       "focus_points": t.focus_points} for t in instance.turns.all()],
+            "rubrics": [{"criteria": r.criteria, "scores": [s for _, s in r.levels()],
+                         "reference_answer": r.reference_answer} for r in instance.rubrics.all()],
+        }, ensure_ascii=False))
+    return ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8")
+
+
+def export_dataset(fmt: str, *, layout: str = "multi", source: str | None = None) -> bytes:
+    """The one entry point the command and the pipeline page call."""
+    if fmt == "visitbench":
+        return export_visitbench(layout, source)
+    if fmt == "convbench":
+        return export_convbench()
+    if fmt == "prometheus":
+        return export_prometheus()
+    if fmt == "jsonl":
+        return dump_jsonl()
+    raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")

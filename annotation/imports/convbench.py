@@ -1,0 +1,56 @@
+"""ConvBench xlsx into three-turn conversations, atomically.
+
+The public workbook holds only the instructions, so turns get their capability by position
+(perception, reasoning, creation) and empty reference answers / focus points. Images are matched
+by ``image_id`` in a folder; a missing file leaves a placeholder image row named by that id.
+"""
+from __future__ import annotations
+
+from django.db import transaction
+
+from ..dataset_formats import CONVBENCH_TURN_SKILLS, FormatError, parse_convbench_xlsx
+from ..image_fetch import ImageFetchError
+from ..models import ConversationTurn, Instance, InstanceImage
+from .common import ImportFailed, ImportSummary
+from .images import image_for_external_id, image_store_bytes
+
+SOURCE = "convbench"
+
+
+def import_convbench(source, images_dir=None) -> ImportSummary:
+    try:
+        dataset = parse_convbench_xlsx(source, images_dir)
+    except FormatError as exc:
+        raise ImportFailed(f"ConvBench workbook: {exc}") from exc
+    summary = ImportSummary(details={"images missing": len(dataset.missing_image_ids)})
+    with transaction.atomic():
+        for record in dataset.records:
+            external_id = f"{SOURCE}:{record.id}"
+            if Instance.objects.filter(source=SOURCE, external_id=external_id).exists():
+                summary.skipped += 1
+                continue
+            if record.image_path is not None:
+                try:
+                    image = image_store_bytes(record.image_path.read_bytes(),
+                                              external_id=record.image_id)
+                except ImageFetchError as exc:
+                    raise ImportFailed(
+                        f"ConvBench workbook: conversation ID {record.id}: image "
+                        f"{record.image_id!r} is not usable ({exc})"
+                    ) from exc
+            else:
+                image = image_for_external_id(record.image_id)
+            instance = Instance.objects.create(
+                kind=Instance.Kind.CONVERSATION, instruction=record.turns[0], source=SOURCE,
+                external_id=external_id, stage=Instance.Stage.DONE,
+                extra={"convbench_id": record.id, "image_id": record.image_id},
+            )
+            InstanceImage.objects.create(instance=instance, image=image, position=0)
+            ConversationTurn.objects.bulk_create(
+                ConversationTurn(instance=instance, turn=n, capability=capability,
+                                 instruction=text)
+                for n, (capability, text) in enumerate(
+                    zip(CONVBENCH_TURN_SKILLS, record.turns, strict=True), start=1)
+            )
+            summary.created += 1
+    return summary

@@ -1,0 +1,49 @@
+"""Prometheus-Vision jsonl: each prompt split into instruction, response to evaluate, reference
+answer (score 5) and score rubric; stored as an instance with its rubric attached.
+
+The response to evaluate belongs to a model (the judging app's business); it is kept in
+``Instance.extra["response"]`` so the file exports unchanged and judging can adopt it.
+"""
+from __future__ import annotations
+
+from django.db import transaction
+
+from ..dataset_formats import FormatError, parse_prometheus_jsonl
+from ..models import Instance, InstanceImage, ScoreRubric
+from .common import ImportFailed, ImportSummary, content_id
+from .images import image_for_external_id
+
+SOURCE = "prometheus"
+
+
+def import_prometheus(source) -> ImportSummary:
+    try:
+        records = parse_prometheus_jsonl(source)
+    except FormatError as exc:
+        raise ImportFailed(f"Prometheus-Vision jsonl: {exc}") from exc
+    summary = ImportSummary()
+    with transaction.atomic():
+        for record in records:
+            external_id = content_id(SOURCE, record.image, record.instruction, record.response,
+                                     record.reference_answer, record.rubric.criteria)
+            if Instance.objects.filter(source=SOURCE, external_id=external_id).exists():
+                summary.skipped += 1
+                continue
+            instance = Instance.objects.create(
+                kind=Instance.Kind.SINGLE, instruction=record.instruction,
+                reference_output=record.reference_answer,
+                reference_status=Instance.ReferenceStatus.VERIFIED, stage=Instance.Stage.DONE,
+                source=SOURCE, external_id=external_id,
+                extra={"image": record.image, "response": record.response,
+                       "task_description": record.task_description, "extra": record.extra},
+            )
+            InstanceImage.objects.create(
+                instance=instance, image=image_for_external_id(record.image), position=0
+            )
+            d = record.rubric.score_descriptions
+            ScoreRubric.objects.create(
+                instance=instance, criteria=record.rubric.criteria, score1=d[0], score2=d[1],
+                score3=d[2], score4=d[3], score5=d[4], reference_answer=record.reference_answer,
+            )
+            summary.created += 1
+    return summary

@@ -1,0 +1,91 @@
+"""VisIT-Bench CSVs (single- and multi-image layouts) into instances, atomically.
+
+Mapping: ``instruction_category`` → instruction family; each image URL → an ``Image`` row kept
+``pending`` (no network during import); dense / BLIP-2 captions → the instance's images in order;
+``gpt4_prediction`` → ``candidate_reference``; the three ``human_ratings_*`` flags → the
+verification outcome (correct → verified; caption / response problem → rejected with that reason;
+all false → rejected without a reason). Single-layout rows carry a human-written reference and
+are stored as verified. Unrated multi rows land in the pipeline stage their data reaches.
+"""
+from __future__ import annotations
+
+from django.db import transaction
+
+from ..dataset_formats import FormatError, VisitRecord, parse_visit_csv
+from ..models import Instance, InstanceImage, InstructionFamily
+from .common import ImportFailed, ImportSummary, content_id
+from .images import image_for_url
+
+SOURCE = "visitbench"
+
+
+def import_visitbench(source) -> ImportSummary:
+    """Parse the whole file, then write every record in one transaction (all or nothing)."""
+    try:
+        dataset = parse_visit_csv(source)
+    except FormatError as exc:
+        raise ImportFailed(f"VisIT-Bench CSV: {exc}") from exc
+    summary = ImportSummary(details={"layout": dataset.format})
+    with transaction.atomic():
+        for number, record in enumerate(dataset.records, start=1):
+            if _write(record, dataset.format, number):
+                summary.created += 1
+            else:
+                summary.skipped += 1
+    return summary
+
+
+def visit_external_id(record: VisitRecord, layout: str) -> str:
+    return content_id(SOURCE, layout, record.category, record.instruction,
+                      *(i.url for i in record.images))
+
+
+def _write(record: VisitRecord, layout: str, number: int) -> bool:
+    external_id = visit_external_id(record, layout)
+    if Instance.objects.filter(source=SOURCE, external_id=external_id).exists():
+        return False
+    status, reason, stage = _outcome(record, layout, number)
+    multi = len(record.images) > 1
+    family, _ = InstructionFamily.objects.get_or_create(
+        name=record.category[:100], defaults={"skill": record.category[:200], "multi_image": multi}
+    )
+    extra = {"layout": layout}
+    if layout == "multi":
+        extra["public_images_metadata"] = record.public_images_metadata
+    instance = Instance.objects.create(
+        family=family, kind=Instance.Kind.MULTI if multi else Instance.Kind.SINGLE,
+        instruction=record.instruction, reference_output=record.reference_output or "",
+        candidate_reference=record.candidate_reference or "", reference_status=status,
+        rejection_reason=reason, stage=stage, source=SOURCE, external_id=external_id, extra=extra,
+    )
+    InstanceImage.objects.bulk_create(
+        InstanceImage(instance=instance, image=image_for_url(ref.url), position=position,
+                      caption=ref.caption or "", blip2_caption=ref.blip2_caption or "")
+        for position, ref in enumerate(record.images)
+    )
+    return True
+
+
+def _outcome(record: VisitRecord, layout: str, number: int) -> tuple[str, str, str]:
+    Status, Reason, Stage = Instance.ReferenceStatus, Instance.RejectionReason, Instance.Stage
+    hv = record.human_verification
+    if hv is None:
+        if layout == "single":
+            return Status.VERIFIED, Reason.NONE, Stage.DONE
+        if not all(i.caption for i in record.images):
+            return Status.PENDING, Reason.NONE, Stage.CAPTIONING
+        if not record.candidate_reference:
+            return Status.PENDING, Reason.NONE, Stage.REFERENCE
+        return Status.PENDING, Reason.NONE, Stage.VERIFICATION
+    if hv.gpt4_correct + hv.problem_in_caption + hv.problem_in_gpt4 > 1:
+        raise ImportFailed(
+            f"VisIT-Bench CSV: record {number} ({record.instruction[:60]!r}): at most one "
+            "human_ratings_* flag may be True"
+        )
+    if hv.gpt4_correct:
+        return Status.VERIFIED, Reason.NONE, Stage.DONE
+    if hv.problem_in_caption:
+        return Status.REJECTED, Reason.CAPTION, Stage.DONE
+    if hv.problem_in_gpt4:
+        return Status.REJECTED, Reason.RESPONSE, Stage.DONE
+    return Status.REJECTED, Reason.NONE, Stage.DONE

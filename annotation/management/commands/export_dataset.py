@@ -1,0 +1,23 @@
+"""python manage.py export_dataset --format visitbench|convbench|prometheus|jsonl --out PATH"""
+from pathlib import Path
+
+from django.core.management.base import BaseCommand
+
+from annotation.exports import FORMATS, export_dataset
+
+
+class Command(BaseCommand):
+    help = "Export the benchmark in a source format (re-importable) or as a full JSONL dump."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--format", choices=FORMATS, required=True)
+        parser.add_argument("--out", type=Path, required=True)
+        parser.add_argument("--layout", choices=("single", "multi"), default="multi",
+                            help="VisIT-Bench CSV layout (default: multi)")
+        parser.add_argument("--source", default=None,
+                            help="Only instances from this source (visitbench, crowd, …)")
+
+    def handle(self, *args, format, out, layout, source, **opts):
+        data = export_dataset(format, layout=layout, source=source)
+        out.write_bytes(data)
+        self.stdout.write(f"Wrote {len(data)} bytes to {out}")

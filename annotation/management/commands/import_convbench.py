@@ -1,0 +1,27 @@
+"""python manage.py import_convbench PATH --images DIR"""
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.imports.common import ImportFailed
+from annotation.imports.convbench import import_convbench
+
+
+class Command(BaseCommand):
+    help = "Import the ConvBench workbook; images are matched by image_id in --images."
+
+    def add_arguments(self, parser):
+        parser.add_argument("path", type=Path)
+        parser.add_argument("--images", type=Path, default=None,
+                            help="Folder holding the images, named by image_id")
+
+    def handle(self, *args, path, images, **opts):
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file")
+        if images is not None and not images.is_dir():
+            raise CommandError(f"{images}: no such folder")
+        try:
+            summary = import_convbench(path, images)
+        except ImportFailed as exc:
+            raise CommandError(f"{path}: {'; '.join(exc.messages)} (nothing was imported)") from exc
+        self.stdout.write(f"{path.name}: {summary}")

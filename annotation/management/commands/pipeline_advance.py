@@ -1,0 +1,21 @@
+"""python manage.py pipeline_advance [--stage STAGE] [--limit N] [--fetch-images]"""
+from django.core.management.base import BaseCommand
+
+from annotation.pipeline.services import PUSHABLE, images_fetch_queue, pipeline_push
+
+
+class Command(BaseCommand):
+    help = "Push pipeline stages forward: queue caption/verification tasks and the LLM step."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--stage", choices=PUSHABLE, action="append",
+                            help="Stage to push (repeatable; default: all)")
+        parser.add_argument("--limit", type=int, default=None)
+        parser.add_argument("--fetch-images", action="store_true",
+                            help="Also queue downloads of pending image URLs")
+
+    def handle(self, *args, stage, limit, fetch_images, **opts):
+        for name in stage or PUSHABLE:
+            self.stdout.write(f"{name}: queued {pipeline_push(name, limit=limit)}")
+        if fetch_images:
+            self.stdout.write(f"images: queued {images_fetch_queue(limit=limit)} downloads")

@@ -1,0 +1,169 @@
+"""The provider interface every marketplace implements, the registry, and the local default.
+
+A provider only talks to its marketplace; it never writes to our database. The services in
+``services.py`` decide what to call, record the outcome, and keep calls outside transactions.
+"""
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+
+from .costs import FeeSchedule
+
+
+class ProviderError(Exception):
+    """A marketplace call failed; ``definite`` is True when nothing can have happened remotely."""
+
+    def __init__(self, message: str, *, definite: bool = True):
+        super().__init__(message)
+        self.definite = definite
+
+
+class NotSupported(ProviderError):
+    """This marketplace has no such operation."""
+
+
+class ProductionNotConfirmed(ProviderError):
+    """Production mode is on but this launch was not explicitly confirmed."""
+
+
+@dataclass(frozen=True)
+class HitSpec:
+    """One unit to publish: a HIT per task (MTurk) or one study per batch (Prolific)."""
+
+    token: str  # deterministic UniqueRequestToken / internal name
+    url: str  # our page the marketplace sends workers to
+    max_assignments: int
+    annotation: str  # our id, stored on the marketplace for look-ups
+    task_id: int | None = None
+
+
+@dataclass(frozen=True)
+class CreatedHit:
+    external_id: str
+    hit_type_id: str = ""
+    expires_at: datetime | None = None
+    already_existed: bool = False
+
+
+@dataclass(frozen=True)
+class RemoteSubmission:
+    """A marketplace's record of one assignment, normalised across providers."""
+
+    external_id: str
+    hit_id: str
+    worker_id: str
+    status: str  # "submitted" | "approved" | "rejected" | "other"
+    submitted_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class LaunchContext:
+    """Everything a provider needs to publish a batch (read from the DB by the service)."""
+
+    title: str
+    description: str
+    keywords: str
+    reward: Decimal
+    assignments_per_task: int
+    lease_seconds: int
+    lifetime_seconds: int
+    auto_approval_seconds: int
+    min_approval_rate: int | None
+    locales: tuple[str, ...]
+    qualification_type_id: str = ""
+    estimated_minutes: int = 5
+    completion_code: str = ""
+    production_confirmed: bool = False
+
+
+class Provider:
+    """Operations on one marketplace. Local work needs none of them, so defaults are no-ops."""
+
+    name = "local"
+    paid = False  # True: real money moves, so a budget is required
+    bonus_idempotent = True  # a retried bonus with the same token can never pay twice
+
+    def fees(self) -> FeeSchedule:
+        return FeeSchedule()
+
+    def check_ready(self, ctx: LaunchContext) -> None:
+        """Raise ``ProviderError`` when a launch cannot go ahead (settings, confirmation)."""
+
+    def launch_units(self, batch, tasks) -> list[HitSpec]:
+        return []
+
+    def prepare(self, ctx: LaunchContext) -> str:
+        """Provider-wide set-up before the units (MTurk: the HIT type). Returns its id."""
+        return ""
+
+    def create_hit(self, spec: HitSpec, ctx: LaunchContext, prepared: str) -> CreatedHit:
+        raise NotSupported(f"{self.name} publishes nothing")
+
+    def set_expiration(self, hit_id: str, at: datetime) -> None:
+        """Expire (``at`` in the past) or extend a published unit."""
+
+    def pause(self, hit_id: str) -> None:
+        """Stop new workers from arriving; submissions in progress may finish."""
+
+    def resume(self, hit_id: str, until: datetime) -> None:
+        """Reopen a paused unit until ``until``."""
+
+    def expire(self, hit_id: str) -> None:
+        """Close a unit for good."""
+
+    def list_submissions(self, hit_id: str) -> Iterator[RemoteSubmission]:
+        return iter(())
+
+    def approve(self, assignment_id: str, feedback: str = "") -> None:
+        """Approve (pay) a submission. Already approved counts as success."""
+
+    def reject(self, assignment_id: str, reason: str) -> None:
+        """Reject a submission with a reason the worker sees. Already rejected is success."""
+
+    def send_bonus(self, *, worker_id: str, assignment_id: str, amount: Decimal, reason: str,
+                   token: str, hit_id: str = "") -> str:
+        """Pay a bonus once per ``token``; returns the provider's reference (may be "")."""
+        return ""
+
+    def ensure_qualification_type(self, name: str, description: str) -> str:
+        raise NotSupported(f"{self.name} has no qualification types")
+
+    def grant_qualification(self, qualification_type_id: str, worker_id: str) -> None:
+        raise NotSupported(f"{self.name} has no qualifications")
+
+    def revoke_qualification(self, qualification_type_id: str, worker_id: str,
+                             reason: str) -> None:
+        raise NotSupported(f"{self.name} has no qualifications")
+
+    def block(self, worker_id: str, reason: str) -> None:
+        """Local blocking is our own ``Worker.blocked`` flag, set by the service."""
+
+    def unblock(self, worker_id: str, reason: str = "") -> None:
+        """See ``block``."""
+
+    def notify(self, worker_ids: list[str], subject: str, message: str) -> list[str]:
+        """Message workers; returns the ids that could not be notified."""
+        raise NotSupported(f"{self.name} cannot message workers")
+
+
+class LocalProvider(Provider):
+    """In-house accounts: nothing to publish or pay through an API (the default)."""
+
+
+_REGISTRY: dict[str, type[Provider]] = {"local": LocalProvider}
+
+
+def register(cls: type[Provider]) -> type[Provider]:
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def get_provider(name: str) -> Provider:
+    """A fresh provider for ``name`` ("local", "mturk", "prolific")."""
+    if name not in _REGISTRY:
+        from . import mturk, prolific  # noqa: F401  (registers themselves)
+    try:
+        return _REGISTRY[name]()
+    except KeyError:
+        raise ProviderError(f"Unknown provider {name!r}") from None

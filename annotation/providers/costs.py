@@ -1,0 +1,99 @@
+"""Cost arithmetic (pure: no Django): rewards, marketplace fees, bonuses, the budget guard.
+
+MTurk charges 20 % of each reward and bonus (at least $0.01), plus another 20 % of the reward on
+HITs with 10 or more assignments. Prolific charges a flat service-fee rate (a setting).
+Amounts are Decimals rounded to the cent, half up, per assignment — as the marketplaces bill.
+"""
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+
+CENT = Decimal("0.01")
+ZERO = Decimal("0")
+MTURK_FEE = Decimal("0.20")
+MTURK_LARGE_HIT_FEE = Decimal("0.20")
+MTURK_LARGE_HIT = 10
+
+
+class BudgetExceeded(Exception):
+    """A launch or bonus would take the batch past its budget; nothing was sent."""
+
+
+def cents(value: Decimal) -> Decimal:
+    return Decimal(value).quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def mturk_reward_fee(reward: Decimal, assignments_per_hit: int) -> Decimal:
+    rate = MTURK_FEE + (MTURK_LARGE_HIT_FEE if assignments_per_hit >= MTURK_LARGE_HIT else ZERO)
+    return max(cents(reward * rate), CENT) if reward > 0 else ZERO
+
+
+def mturk_bonus_fee(amount: Decimal) -> Decimal:
+    return max(cents(amount * MTURK_FEE), CENT) if amount > 0 else ZERO
+
+
+def rate_fee(amount: Decimal, rate: Decimal) -> Decimal:
+    return cents(amount * rate) if amount > 0 else ZERO
+
+
+@dataclass(frozen=True)
+class FeeSchedule:
+    """How one provider bills: ``kind`` is "none", "mturk" or "rate" (with ``rate``)."""
+
+    kind: str = "none"
+    rate: Decimal = ZERO
+
+    def reward_fee(self, reward: Decimal, assignments_per_hit: int) -> Decimal:
+        if self.kind == "mturk":
+            return mturk_reward_fee(reward, assignments_per_hit)
+        if self.kind == "rate":
+            return rate_fee(reward, self.rate)
+        return ZERO
+
+    def bonus_fee(self, amount: Decimal) -> Decimal:
+        if self.kind == "mturk":
+            return mturk_bonus_fee(amount)
+        if self.kind == "rate":
+            return rate_fee(amount, self.rate)
+        return ZERO
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    rewards: Decimal
+    reward_fees: Decimal
+    bonuses: Decimal
+    bonus_fees: Decimal
+
+    @property
+    def total(self) -> Decimal:
+        return self.rewards + self.reward_fees + self.bonuses + self.bonus_fees
+
+
+def estimate(*, reward: Decimal, assignments: int, assignments_per_hit: int, fees: FeeSchedule,
+             bonuses: list[Decimal] = ()) -> CostEstimate:
+    """Full cost of ``assignments`` paid assignments plus the given bonuses, fees included."""
+    reward = Decimal(reward)
+    bonus_list = [Decimal(b) for b in bonuses]
+    return CostEstimate(
+        rewards=cents(reward * assignments),
+        reward_fees=fees.reward_fee(reward, assignments_per_hit) * assignments,
+        bonuses=cents(sum(bonus_list, ZERO)),
+        bonus_fees=sum((fees.bonus_fee(b) for b in bonus_list), ZERO),
+    )
+
+
+def budget_check(*, budget: Decimal | None, committed: Decimal, extra: Decimal,
+                 paid_marketplace: bool, what: str) -> None:
+    """Refuse (``BudgetExceeded``) when ``committed + extra`` would pass ``budget``.
+
+    A paid marketplace needs a budget at all: money never moves without a ceiling.
+    """
+    if budget is None:
+        if paid_marketplace:
+            raise BudgetExceeded(f"Set a budget on the batch before {what}.")
+        return
+    if committed + extra > budget:
+        raise BudgetExceeded(
+            f"Refused {what}: ${committed + extra:.2f} (already committed ${committed:.2f} "
+            f"+ ${extra:.2f}) would pass the batch budget of ${budget:.2f}."
+        )

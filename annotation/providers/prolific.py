@@ -1,0 +1,160 @@
+"""Prolific provider over its REST API (httpx). One study per batch; one task per session.
+
+Participants arrive at our batch URL with ``PROLIFIC_PID``, ``STUDY_ID`` and ``SESSION_ID``
+(the submission id), do one task, and are sent back with the study's completion code.
+Prolific's bonus *pay* call is not idempotent, so the bonus service claims the bonus row before
+calling and marks an unanswered call "uncertain" instead of retrying it.
+"""
+from collections.abc import Iterator
+from datetime import datetime
+from decimal import Decimal
+
+import httpx
+from django.conf import settings
+from django.urls import reverse
+
+from .base import (
+    CreatedHit,
+    HitSpec,
+    LaunchContext,
+    NotSupported,
+    Provider,
+    ProviderError,
+    RemoteSubmission,
+    register,
+)
+from .costs import FeeSchedule
+
+_STATUS = {"AWAITING REVIEW": "submitted", "APPROVED": "approved", "REJECTED": "rejected"}
+_URL_PARAMS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+_REJECT_PAD = (" Your submission did not meet the study's quality checks, which are described in"
+               " the instructions. Thank you for your time.")
+
+
+def study_token(batch_uuid) -> str:
+    return f"batch-{batch_uuid.hex}"
+
+
+@register
+class ProlificProvider(Provider):
+    name = "prolific"
+    paid = True
+    bonus_idempotent = False
+
+    def __init__(self, http: httpx.Client | None = None):
+        self._http = http
+
+    def http(self) -> httpx.Client:
+        if self._http is None:
+            if not settings.PROLIFIC_API_TOKEN:
+                raise ProviderError("PROLIFIC_API_TOKEN is not set.")
+            self._http = httpx.Client(
+                base_url=settings.PROLIFIC_BASE_URL.rstrip("/") + "/",
+                headers={"Authorization": f"Token {settings.PROLIFIC_API_TOKEN}"},
+                timeout=settings.PROLIFIC_TIMEOUT,
+            )
+        return self._http
+
+    def _request(self, method: str, path: str, json=None, params=None) -> dict:
+        try:
+            response = self.http().request(method, path, json=json, params=params)
+        except httpx.TransportError as exc:
+            raise ProviderError(f"Prolific {method} {path}: {exc}", definite=False) from exc
+        if response.status_code >= 400:
+            raise ProviderError(
+                f"Prolific {method} {path}: HTTP {response.status_code}: {response.text[:300]}",
+                definite=response.status_code < 500,
+            )
+        return response.json() if response.content else {}
+
+    def fees(self) -> FeeSchedule:
+        return FeeSchedule(kind="rate", rate=Decimal(str(settings.PROLIFIC_FEE_RATE)))
+
+    # --- launch ---------------------------------------------------------------------------
+    def check_ready(self, ctx: LaunchContext) -> None:
+        if not settings.PUBLIC_BASE_URL.startswith("https://"):
+            raise ProviderError("PUBLIC_BASE_URL must be an https address for Prolific.")
+        if not ctx.completion_code:
+            raise ProviderError("The batch has no completion code.")
+        self.http()
+
+    def launch_units(self, batch, tasks) -> list[HitSpec]:
+        url = settings.PUBLIC_BASE_URL.rstrip("/") + reverse(
+            "annotation:prolific_batch", args=[batch.uuid])
+        places = sum(t.max_assignments for t in tasks)
+        if not places:
+            return []
+        return [HitSpec(token=study_token(batch.uuid), url=url, max_assignments=places,
+                        annotation=f"batch:{batch.uuid}")]
+
+    def find_study(self, internal_name: str) -> dict | None:
+        for study in self._request("GET", "studies/").get("results", []):
+            if study.get("internal_name") == internal_name:
+                return study
+        return None
+
+    def create_hit(self, spec: HitSpec, ctx: LaunchContext, prepared: str) -> CreatedHit:
+        study = self.find_study(spec.token)
+        existed = study is not None
+        if study is None:
+            study = self._request("POST", "studies/", json={
+                "name": ctx.title, "internal_name": spec.token,
+                "description": ctx.description or ctx.title,
+                "external_study_url": f"{spec.url}?{_URL_PARAMS}",
+                "prolific_id_option": "url_parameters",
+                "completion_codes": [{"code": ctx.completion_code, "code_type": "COMPLETED",
+                                      "actions": [{"action": "MANUALLY_REVIEW"}]}],
+                "total_available_places": spec.max_assignments,
+                "estimated_completion_time": ctx.estimated_minutes,
+                "reward": int(Decimal(ctx.reward) * 100),
+                "device_compatibility": ["desktop", "tablet", "mobile"],
+            })
+        if study.get("status", "UNPUBLISHED") == "UNPUBLISHED":
+            self._transition(study["id"], "PUBLISH")
+        return CreatedHit(study["id"], already_existed=existed)
+
+    def _transition(self, study_id: str, action: str) -> None:
+        self._request("POST", f"studies/{study_id}/transition/", json={"action": action})
+
+    def set_expiration(self, hit_id: str, at: datetime) -> None:
+        raise NotSupported("Prolific studies have no expiry date; pause or stop them.")
+
+    def pause(self, hit_id: str) -> None:
+        self._transition(hit_id, "PAUSE")
+
+    def resume(self, hit_id: str, until: datetime) -> None:
+        self._transition(hit_id, "START")
+
+    def expire(self, hit_id: str) -> None:
+        self._transition(hit_id, "STOP")
+
+    # --- results --------------------------------------------------------------------------
+    def list_submissions(self, hit_id: str) -> Iterator[RemoteSubmission]:
+        path, params = f"studies/{hit_id}/submissions/", None
+        while path:
+            page = self._request("GET", path, params=params)
+            for s in page.get("results", []):
+                yield RemoteSubmission(
+                    external_id=s["id"], hit_id=hit_id,
+                    worker_id=s.get("participant_id") or s.get("participant", ""),
+                    status=_STATUS.get(s.get("status", ""), "other"),
+                    submitted_at=s.get("completed_at"),
+                )
+            path = ((page.get("_links") or {}).get("next") or {}).get("href") or ""
+
+    def approve(self, assignment_id: str, feedback: str = "") -> None:
+        # Prolific documents this transition as idempotent.
+        self._request("POST", f"submissions/{assignment_id}/transition/",
+                      json={"action": "APPROVE"})
+
+    def reject(self, assignment_id: str, reason: str) -> None:
+        message = reason if len(reason) >= 100 else (reason + _REJECT_PAD)
+        self._request("POST", f"submissions/{assignment_id}/transition/", json={
+            "action": "REJECT", "message": message, "rejection_category": "FAILED_CHECK"})
+
+    def send_bonus(self, *, worker_id: str, assignment_id: str, amount: Decimal, reason: str,
+                   token: str, hit_id: str = "") -> str:
+        setup = self._request("POST", "submissions/bonus-payments/", json={
+            "study_id": hit_id, "csv_bonuses": f"{assignment_id},{Decimal(amount):.2f}\n"})
+        self._request("POST", f"bulk-bonus-payments/{setup['id']}/pay/")
+        return setup["id"]

@@ -1,0 +1,22 @@
+"""Celery tasks of the providers: each takes ids, calls one service, is safe to run twice."""
+from celery import shared_task
+
+from ..models import Batch
+from . import services
+
+
+@shared_task(name="annotation.providers.tasks.sync_all")
+def sync_all() -> int:
+    """Beat entry (``provider-sync`` in CELERY_BEAT_SCHEDULE): sync every launched batch."""
+    return sum(r.seen for r in services.sync_all().values())
+
+
+@shared_task(name="annotation.providers.tasks.sync_batch")
+def sync_batch(batch_id: int) -> int:
+    batch = Batch.objects.filter(pk=batch_id).first()
+    return services.batch_sync(batch, actor="celery").seen if batch else 0
+
+
+@shared_task(name="annotation.providers.tasks.push_qualifications")
+def push_qualifications() -> int:
+    return services.qualification_push(actor="celery")

@@ -1,0 +1,54 @@
+"""Admin pages of the construction pipeline: stage counts with a bulk push, and the
+verification report (VisIT-Bench Table 2) as a page, JSON and CSV."""
+from django.contrib import messages
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from ..permissions import admin_required
+from ..pipeline.report import COLUMNS, ROWS, table2_csv
+from ..pipeline.selectors import stage_counts, verification_report
+from ..pipeline.services import PipelineError, pipeline_push
+
+
+@admin_required
+@require_GET
+def dashboard(request):
+    return render(request, "annotation/pipeline/dashboard.html", {"stages": stage_counts()})
+
+
+@admin_required
+@require_POST
+def push(request):
+    stage = request.POST.get("stage", "")
+    try:
+        queued = pipeline_push(stage)
+    except PipelineError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"{stage}: queued {queued}.")
+    return redirect("pipeline:dashboard")
+
+
+@admin_required
+@require_GET
+def report(request):
+    table = verification_report()
+    rows = [(label, [table[c][key] for c in COLUMNS]) for key, label in ROWS]
+    return render(request, "annotation/pipeline/report.html", {
+        "columns": COLUMNS, "rows": rows, "counts": [table[c]["n"] for c in COLUMNS],
+    })
+
+
+@admin_required
+@require_GET
+def report_json(request):
+    return JsonResponse(verification_report())
+
+
+@admin_required
+@require_GET
+def report_csv(request):
+    response = HttpResponse(table2_csv(verification_report()), content_type="text/csv")
+    response["Content-Disposition"] = 'attachment; filename="verification_report.csv"'
+    return response

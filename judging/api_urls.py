@@ -1,0 +1,14 @@
+from django.urls import path
+from rest_framework.routers import DefaultRouter
+
+from . import api
+
+router = DefaultRouter()
+router.register("models", api.EvalModelViewSet, basename="eval-model")
+
+urlpatterns = [
+    path("leaderboard/", api.LeaderboardView.as_view(), name="eval-leaderboard"),
+    path("judges/", api.JudgesView.as_view(), name="eval-judges"),
+    path("majorities/", api.MajoritiesView.as_view(), name="eval-majorities"),
+    *router.urls,
+]

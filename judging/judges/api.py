@@ -1,0 +1,69 @@
+"""REST API for judge runs: analysts read runs and their progress; admins cancel and resume."""
+from django.core.exceptions import ValidationError
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError as ApiValidationError
+from rest_framework.response import Response
+
+from annotation.permissions import IsAdmin, IsAnalyst
+
+from .models import JudgeRun
+from .selectors import run_progress
+from .services import judge_run_cancel, judge_run_resume
+
+
+class ProgressSerializer(serializers.Serializer):
+    run = serializers.UUIDField()
+    judge = serializers.CharField()
+    kind = serializers.CharField()
+    status = serializers.CharField()
+    units_total = serializers.IntegerField()
+    units_done = serializers.IntegerField()
+    units_failed = serializers.IntegerField()
+    percent = serializers.FloatField()
+    calls_made = serializers.IntegerField()
+    calls_cached = serializers.IntegerField()
+    calls_failed = serializers.IntegerField()
+    tokens_in = serializers.IntegerField()
+    tokens_out = serializers.IntegerField()
+    cost = serializers.DecimalField(max_digits=12, decimal_places=6)
+    estimated_cost = serializers.DecimalField(max_digits=12, decimal_places=6)
+    budget = serializers.DecimalField(max_digits=12, decimal_places=6, allow_null=True)
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
+    permission_classes = [IsAnalyst]
+    serializer_class = ProgressSerializer
+    lookup_field = "uuid"
+    queryset = JudgeRun.objects.select_related("judge").order_by("-created_at")
+
+    def list(self, request):
+        page = self.paginate_queryset(self.get_queryset())
+        rows = [run_progress(r) for r in (page if page is not None else self.get_queryset())]
+        data = ProgressSerializer(rows, many=True).data
+        return self.get_paginated_response(data) if page is not None else Response(data)
+
+    def retrieve(self, request, uuid=None):
+        return Response(ProgressSerializer(run_progress(self.get_object())).data)
+
+    @extend_schema(responses=ProgressSerializer)
+    @action(detail=True)
+    def progress(self, request, uuid=None):
+        return Response(ProgressSerializer(run_progress(self.get_object())).data)
+
+    @extend_schema(request=None, responses=ProgressSerializer)
+    @action(detail=True, methods=["post"], permission_classes=[IsAdmin])
+    def cancel(self, request, uuid=None):
+        return Response(ProgressSerializer(run_progress(judge_run_cancel(self.get_object()))).data)
+
+    @extend_schema(request=None, responses=ProgressSerializer)
+    @action(detail=True, methods=["post"], permission_classes=[IsAdmin])
+    def resume(self, request, uuid=None):
+        try:
+            run = judge_run_resume(self.get_object())
+        except ValidationError as exc:
+            raise ApiValidationError({"status": exc.messages}) from exc
+        return Response(ProgressSerializer(run_progress(run)).data)

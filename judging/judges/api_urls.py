@@ -1,0 +1,9 @@
+"""API routes for judge runs, mounted at /api/judges/."""
+from rest_framework.routers import DefaultRouter
+
+from . import api
+
+router = DefaultRouter()
+router.register("runs", api.JudgeRunViewSet, basename="judge-run")
+
+urlpatterns = router.urls

@@ -1,0 +1,396 @@
+"""One judge call, executed at most once per idempotency key, within the run's budget.
+
+Protocol for a call (no database transaction is held across the HTTP request):
+
+1. ``get_or_create`` the ``JudgeCall`` row by its key; a DONE row is returned as is (cached:
+   a re-run or resumed run pays nothing for it).
+2. Claim it with a conditional UPDATE (pending/failed, or in flight with an expired lease) and a
+   fresh claim token; if another worker holds a live lease, wait for it.
+3. Reserve the call's worst-case cost on the run with a conditional UPDATE
+   (``cost + reserved + estimate <= budget``). No room -> the run stops (``budget_stopped``) and
+   the call goes back to pending, never sent.
+4. Send the request; store the raw output, tokens and cost *before* parsing, so a crash during
+   the extraction step never repeats the paid judge call.
+5. Parse strictly; if that fails on a non-empty output, make the cheaper extraction call (itself
+   an idempotent call). Unknown -> 'unknown' (a tie when the orderings are combined).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+
+from django.db import connection
+from django.db.models import F, Q
+from django.utils import timezone
+
+from annotation.llm_client import (
+    ChatClient,
+    ProviderConfig,
+    ProviderError,
+    RateLimiter,
+    estimate_cost,
+    multimodal_message,
+)
+from judging.parsers import (
+    parse_direct_grade,
+    parse_extraction,
+    parse_pairwise,
+    parse_rubric_score,
+)
+
+from .models import Judge, JudgeCall, JudgeRun
+from .plans import Outcome
+from .templates import load_template
+
+POLL_S = 0.05
+RANGES = {"rubric": (1, 5), "direct": (0, 10)}
+
+
+class RunHalted(Exception):
+    """The run is no longer running (cancelled or budget reached): stop taking work."""
+
+
+class BudgetExceeded(RunHalted):
+    pass
+
+
+class CallFailed(Exception):
+    """The provider call failed for good (retries exhausted or a non-retryable error)."""
+
+
+def _canonical(messages: list[dict]) -> str:
+    return json.dumps(messages, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def prompt_hash(messages: list[dict]) -> str:
+    return hashlib.sha256(_canonical(messages).encode("utf-8")).hexdigest()
+
+
+def idempotency_key(judge: Judge, p_hash: str, sample: int) -> str:
+    """hash(judge name@version + sampling fingerprint + rendered prompt hash + sample index)."""
+    fingerprint = f"{judge.model_name}|{judge.temperature}|{judge.max_tokens}|{judge.seed}"
+    raw = f"{judge.ident}\n{fingerprint}\n{p_hash}\n{sample}"
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def estimate_prompt_tokens(messages: list[dict]) -> int:
+    """Deliberately generous (3 chars/token, 1000 per image) so budget reservations hold."""
+    chars, images = 0, 0
+    for msg in messages:
+        content = msg["content"]
+        if isinstance(content, str):
+            chars += len(content)
+        else:
+            for part in content:
+                if part.get("type") == "text":
+                    chars += len(part["text"])
+                else:
+                    images += 1
+    return chars // 3 + 1000 * images + 8 * len(messages)
+
+
+def money(value: float) -> Decimal:
+    return Decimal(str(round(value, 6)))
+
+
+def call_cost(judge: Judge, prompt_tokens: int, completion_tokens: int) -> Decimal:
+    return money(estimate_cost(prompt_tokens, completion_tokens,
+                               float(judge.price_in_per_1k), float(judge.price_out_per_1k)))
+
+
+def lease_seconds(judge: Judge) -> float:
+    """Longest a live worker can hold a call: every attempt timing out plus every backoff."""
+    return (judge.timeout_s * (judge.max_retries + 1) + judge.backoff_max_s * judge.max_retries
+            + 2.0)
+
+
+def with_images(messages: list[dict], images: list[str]) -> list[dict]:
+    """Attach image parts to the last user message (VLM judges)."""
+    if not images:
+        return messages
+    last = messages[-1]
+    return messages[:-1] + [multimodal_message(last["role"], last["content"], images)]
+
+
+# ---------------------------------------------------------------- provider clients
+
+_clients: dict[tuple, ChatClient] = {}
+_clients_lock = threading.Lock()
+
+
+def client_for(judge: Judge) -> ChatClient:
+    """One pooled, thread-safe client (and RPM/TPM limiter) per judge config per process."""
+    key = (judge.pk, judge.version, judge.base_url, judge.model_name, judge.api_key_env,
+           judge.timeout_s, judge.max_retries, judge.requests_per_minute,
+           judge.tokens_per_minute)
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            api_key = None
+            if judge.api_key_env:
+                api_key = os.environ.get(judge.api_key_env)
+                if not api_key:
+                    raise CallFailed(f"environment variable {judge.api_key_env} (API key of "
+                                     f"judge {judge}) is not set")
+            limiter = None
+            if judge.requests_per_minute or judge.tokens_per_minute:
+                limiter = RateLimiter(judge.requests_per_minute, judge.tokens_per_minute)
+            config = ProviderConfig(
+                base_url=judge.base_url, api_key=api_key, model=judge.model_name,
+                timeout_s=judge.timeout_s, max_retries=judge.max_retries,
+                backoff_base_s=judge.backoff_base_s, backoff_max_s=judge.backoff_max_s)
+            client = _clients[key] = ChatClient(config, rate_limiter=limiter)
+        return client
+
+
+def close_clients() -> None:
+    with _clients_lock:
+        for client in _clients.values():
+            client.close()
+        _clients.clear()
+
+
+# ---------------------------------------------------------------- parsing
+
+
+def _strict(parse: str, text: str) -> tuple[str, float | None, str] | None:
+    """(verdict, score, feedback) when the strict parser accepts ``text``."""
+    if parse == "pairwise":
+        verdict = parse_pairwise(text)
+        return (verdict, None, "") if verdict else None
+    if parse == "rubric":
+        parsed = parse_rubric_score(text)
+        return ("", float(parsed[1]), parsed[0]) if parsed else None
+    score = parse_direct_grade(text)
+    return ("", score, "") if score is not None else None
+
+
+def _from_extraction(parse: str, text: str) -> tuple[str, float | None]:
+    if parse == "pairwise":
+        return parse_extraction(text), None
+    score = parse_direct_grade(text)
+    low, high = RANGES[parse]
+    if score is None or not low <= score <= high or (parse == "rubric" and score != int(score)):
+        return "unknown", None
+    return "", score
+
+
+# ---------------------------------------------------------------- callers
+
+
+def _insert_claimed(call: JudgeCall) -> bool:
+    """INSERT the call already claimed, unless its key exists (``ON CONFLICT DO NOTHING``).
+
+    One statement instead of insert-then-claim on the hot path; True when we own the row.
+    """
+    fields = [f for f in JudgeCall._meta.concrete_fields if not f.primary_key]
+    quote = connection.ops.quote_name
+    sql = (f"INSERT INTO {quote(JudgeCall._meta.db_table)} "
+           f"({', '.join(quote(f.column) for f in fields)}) "
+           f"VALUES ({', '.join(['%s'] * len(fields))}) "
+           f"ON CONFLICT ({quote('idempotency_key')}) DO NOTHING")
+    params = [f.get_db_prep_save(f.pre_save(call, True), connection) for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount == 1
+
+
+@dataclass
+class LiveCaller:
+    """Makes real, idempotent, budget-checked calls on behalf of one run.
+
+    Run counters (cost, tokens, calls) are accumulated here and written once per unit by
+    ``flush_fields``; the budget stays hard because each call's worst-case cost is reserved on
+    the run *before* it is sent and released only in that same per-unit update.
+    """
+
+    run: JudgeRun
+    judge: Judge
+    item: uuid.UUID | None = None
+    ordering: str = ""
+    cost: Decimal = Decimal("0")
+    reserved: Decimal = Decimal("0")
+    made: int = 0
+    cached: int = 0
+    failed: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+    def call(self, template, messages, *, parse: str, turn: str, sample: int,
+             images: list[str] = ()) -> Outcome:
+        call = self._execute(template, with_images(messages, list(images)), parse=parse,
+                             turn=turn, sample=sample, purpose=JudgeCall.Purpose.JUDGE,
+                             max_tokens=self.judge.max_tokens)
+        if call.parse_path == "":
+            call = self._extract(call, parse)
+        raw = "" if call.refused and call.parse_path == JudgeCall.ParsePath.FAILED else \
+            call.raw_output
+        return Outcome(verdict=call.verdict, score=call.score, raw=raw, feedback=_feedback(call))
+
+    def flush_fields(self) -> dict:
+        """F-expression updates for the run row (non-zero ones only; each costs ORM time);
+        the caller applies them once per unit."""
+        deltas = {"cost": self.cost, "reserved": -self.reserved, "calls_made": self.made,
+                  "calls_cached": self.cached, "calls_failed": self.failed,
+                  "tokens_in": self.tokens_in, "tokens_out": self.tokens_out}
+        return {name: F(name) + delta for name, delta in deltas.items() if delta}
+
+    # -- parsing fallback: the extraction call
+    def _extract(self, call: JudgeCall, parse: str) -> JudgeCall:
+        name = "extract_verdict" if parse == "pairwise" else "extract_rating"
+        low, high = RANGES.get(parse, (0, 10))
+        template = load_template(name, self.judge.template_overrides)
+        messages = template.render(judge_output=call.raw_output, low=low, high=high)
+        extraction = self._execute(template, messages, parse="", turn=call.turn,
+                                   sample=call.sample_index,
+                                   purpose=JudgeCall.Purpose.EXTRACTION,
+                                   max_tokens=self.judge.extraction_max_tokens)
+        verdict, score = _from_extraction(parse, extraction.raw_output)
+        ok = verdict in ("A", "B") or score is not None
+        fields = {"parse_path": JudgeCall.ParsePath.EXTRACTION if ok else JudgeCall.ParsePath.FAILED,
+                  "verdict": verdict, "score": score, "extraction_id": extraction.pk}
+        JudgeCall.objects.filter(pk=call.pk).update(**fields)
+        for key, value in fields.items():
+            setattr(call, key, value)
+        return call
+
+    # -- the idempotent call
+    def _execute(self, template, messages, *, parse, turn, sample, purpose, max_tokens):
+        judge, run = self.judge, self.run
+        p_hash = prompt_hash(messages)
+        key = idempotency_key(judge, p_hash, sample)
+        now = timezone.now()
+        token = uuid.uuid4()
+        fresh = JudgeCall(
+            idempotency_key=key, run=run, judge=judge, purpose=purpose, item=self.item,
+            ordering=self.ordering, turn=turn, sample_index=sample,
+            template_name=template.name, template_version=template.version,
+            prompt_hash=p_hash, created_at=now, status=JudgeCall.Status.IN_FLIGHT,
+            claim_token=token, attempts=1,
+            lease_expires_at=now + timedelta(seconds=lease_seconds(judge)))
+        if not _insert_claimed(fresh):  # the key exists: done, or someone else's to claim
+            token = self._claim(key)
+        if token is None:  # done already (this run or an earlier one): free
+            call = JudgeCall.objects.get(idempotency_key=key)
+            if call.run_id != run.pk and purpose == JudgeCall.Purpose.JUDGE:
+                self.cached += 1
+            return call
+        reserve = call_cost(judge, estimate_prompt_tokens(messages), max_tokens)
+        self._reserve(key, token, reserve)
+        seed = (judge.seed or 0) + sample if (judge.seed is not None or judge.k > 1) else None
+        try:
+            result = client_for(judge).complete(
+                messages, temperature=judge.temperature, max_tokens=max_tokens, seed=seed,
+                idempotency_key=key)
+        except (ProviderError, CallFailed) as exc:
+            self.failed += 1
+            JudgeCall.objects.filter(idempotency_key=key, claim_token=token).update(
+                status=JudgeCall.Status.FAILED, error=str(exc)[:500], lease_expires_at=None,
+                attempts=F("attempts") + getattr(exc, "attempts", 1) - 1,
+                finished_at=timezone.now())
+            raise CallFailed(str(exc)[:480]) from exc
+        cost = call_cost(judge, result.prompt_tokens, result.completion_tokens)
+        self.made += 1
+        self.cost += cost
+        self.tokens_in += result.prompt_tokens
+        self.tokens_out += result.completion_tokens
+        text = result.text if result.text.strip() else ""
+        done = {"status": JudgeCall.Status.DONE, "raw_output": text or (result.refusal or ""),
+                "refused": result.refused, "prompt_tokens": result.prompt_tokens,
+                "completion_tokens": result.completion_tokens, "cost": cost,
+                "finished_at": timezone.now(), "error": "", "lease_expires_at": None,
+                "parse_path": "", "verdict": "", "score": None}
+        if purpose == JudgeCall.Purpose.JUDGE:
+            strict = _strict(parse, text) if text else None
+            if strict is not None:
+                done.update(parse_path=JudgeCall.ParsePath.STRICT, verdict=strict[0],
+                            score=strict[1])
+            elif not text:  # refusal or empty output: nothing to extract
+                done.update(parse_path=JudgeCall.ParsePath.FAILED, verdict="unknown")
+        # Stored before any extraction call, so a crash there never repeats this paid call.
+        JudgeCall.objects.filter(idempotency_key=key, claim_token=token).update(
+            attempts=F("attempts") + result.attempts - 1, **done)
+        call = JudgeCall(idempotency_key=key, run=run, judge=judge, purpose=purpose, turn=turn,
+                         sample_index=sample, **done)
+        call.pk = JudgeCall.objects.values_list("pk", flat=True).get(idempotency_key=key) \
+            if done["parse_path"] == "" else None
+        return call
+
+    def _claim(self, key: str) -> uuid.UUID | None:
+        """Claim token, or None when the call is already done. Waits on a live lease."""
+        lease = timedelta(seconds=lease_seconds(self.judge))
+        while True:
+            now = timezone.now()
+            token = uuid.uuid4()
+            claimable = Q(status__in=[JudgeCall.Status.PENDING, JudgeCall.Status.FAILED]) | Q(
+                status=JudgeCall.Status.IN_FLIGHT, lease_expires_at__lt=now)
+            claimed = JudgeCall.objects.filter(claimable, idempotency_key=key).update(
+                status=JudgeCall.Status.IN_FLIGHT, claim_token=token,
+                lease_expires_at=now + lease, attempts=F("attempts") + 1)
+            if claimed:
+                return token
+            if JudgeCall.objects.filter(idempotency_key=key,
+                                        status=JudgeCall.Status.DONE).exists():
+                return None
+            time.sleep(POLL_S)  # another worker holds a live lease: wait for its result
+
+    def _reserve(self, key: str, token, amount: Decimal) -> None:
+        run = self.run
+        if run.budget is None:
+            return  # no cap: the unit claim already checked that the run is running
+        room = Q(budget__gte=F("cost") + F("reserved") + amount)
+        if JudgeRun.objects.filter(room, pk=run.pk, status=JudgeRun.Status.RUNNING).update(
+                reserved=F("reserved") + amount):
+            self.reserved += amount
+            return
+        JudgeCall.objects.filter(idempotency_key=key, claim_token=token).update(
+            status=JudgeCall.Status.PENDING, claim_token=None, lease_expires_at=None,
+            attempts=F("attempts") - 1)
+        stopped = JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).update(
+            status=JudgeRun.Status.BUDGET_STOPPED, finished_at=timezone.now())
+        current = JudgeRun.objects.values_list("status", flat=True).get(pk=run.pk)
+        if stopped or current == JudgeRun.Status.BUDGET_STOPPED:
+            raise BudgetExceeded(f"budget {run.budget} reached")
+        raise RunHalted(f"run is {current}")
+
+
+def _feedback(call: JudgeCall) -> str:
+    if call.score is None or call.parse_path != JudgeCall.ParsePath.STRICT:
+        return ""
+    parsed = parse_rubric_score(call.raw_output)
+    return parsed[0] if parsed else ""
+
+
+@dataclass
+class EstimatingCaller:
+    """Walks the same prompts as a run without calling anyone; done calls count as cached."""
+
+    judge: Judge
+    calls: int = 0
+    cached: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def call(self, template, messages, *, parse, turn, sample, images=()) -> Outcome:
+        messages = with_images(messages, list(images))
+        key = idempotency_key(self.judge, prompt_hash(messages), sample)
+        done = JudgeCall.objects.filter(idempotency_key=key, status=JudgeCall.Status.DONE).first()
+        if done is not None:
+            self.cached += 1
+            return Outcome(verdict=done.verdict, score=done.score, raw=done.raw_output)
+        self.calls += 1
+        self.prompt_tokens += estimate_prompt_tokens(messages)
+        self.completion_tokens += self.judge.expected_output_tokens
+        placeholder = "x" * (4 * self.judge.expected_output_tokens)
+        return Outcome(verdict="A", score=None, raw=placeholder)
+
+    @property
+    def cost(self) -> Decimal:
+        return call_cost(self.judge, self.prompt_tokens, self.completion_tokens)

@@ -1,0 +1,62 @@
+"""Reads for judge runs: progress, recent calls, and per-judge leaderboards. No writes here."""
+from __future__ import annotations
+
+from django.db.models import Count
+
+from judging import ratings
+
+from ..models import EvalModel, Judgment
+from .models import Judge, JudgeCall, JudgeRun
+
+
+def run_progress(run: JudgeRun) -> dict:
+    total = run.units_total or 0
+    finished = run.units_done + run.units_failed
+    return {
+        "run": str(run.uuid), "judge": run.judge.ident, "kind": run.judge.kind,
+        "status": run.status, "units_total": total, "units_done": run.units_done,
+        "units_failed": run.units_failed,
+        "percent": round(100.0 * finished / total, 1) if total else 100.0,
+        "calls_made": run.calls_made, "calls_cached": run.calls_cached,
+        "calls_failed": run.calls_failed, "tokens_in": run.tokens_in,
+        "tokens_out": run.tokens_out, "cost": str(run.cost),
+        "estimated_cost": str(run.estimated_cost),
+        "budget": None if run.budget is None else str(run.budget),
+        "started_at": run.started_at, "finished_at": run.finished_at,
+    }
+
+
+def parse_path_counts(run: JudgeRun) -> dict[str, int]:
+    rows = (JudgeCall.objects.filter(run=run, purpose=JudgeCall.Purpose.JUDGE)
+            .values("parse_path").annotate(n=Count("id")))
+    return {r["parse_path"] or "pending": r["n"] for r in rows}
+
+
+def judge_pairwise_rows(judge_name: str, *, annotator: str | None = None) -> list[tuple]:
+    """``(model_a, model_b, outcome, created_at)`` for a judge's final pairwise verdicts
+    (single-turn and 'overall' turns), oldest first — the input ``ratings`` expects."""
+    qs = Judgment.objects.filter(source=judge_name, comparison__isnull=False,
+                                 turn__in=["", "overall"])
+    if annotator:
+        qs = qs.filter(annotator=annotator)
+    return [(a, b, choice, at) for a, b, choice, at in qs.order_by("created_at", "pk").values_list(
+        "comparison__response_a__model__name", "comparison__response_b__model__name",
+        "choice", "created_at")]
+
+
+def judge_leaderboard(judge_name: str, *, bootstrap_rounds: int = 200, seed: int = 0):
+    """The ratings module's leaderboard over one judge's verdicts (VisIT-Bench Table 4)."""
+    rows = judge_pairwise_rows(judge_name)
+    if not rows:
+        return []
+    reference = EvalModel.objects.filter(is_reference=True).values_list("name", flat=True).first()
+    names = {r[0] for r in rows} | {r[1] for r in rows}
+    return ratings.leaderboard(rows, reference=reference if reference in names else None,
+                               bootstrap_rounds=bootstrap_rounds, seed=seed)
+
+
+def judges_with_verdicts() -> list[str]:
+    names = set(Judge.objects.values_list("name", flat=True))
+    used = set(Judgment.objects.filter(source__in=names, comparison__isnull=False)
+               .values_list("source", flat=True).distinct())
+    return sorted(used)

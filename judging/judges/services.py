@@ -1,0 +1,388 @@
+"""Judge runs: start, estimate, resume, cancel, and the work loop every executor runs.
+
+One entry point per operation (views, API, admin actions, commands and Celery tasks call these).
+Execution model: a run is a set of units (item × ordering). ``judge_run_work`` is a *lane*: it
+claims the next pending unit atomically, judges it through ``plans.run_unit`` with a
+``LiveCaller`` and repeats. A run with concurrency c is worked by c lanes, either c Celery tasks
+(``tasks.py``) or c threads (``judge_run_execute``, used by the command and the benchmark), so the
+concurrency limit and the code path are the same in both.
+"""
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
+from django.db import close_old_connections, connection, transaction
+from django.db.models import Count, F, Sum
+from django.utils import timezone
+
+from annotation.models import Instance
+from judging.parsers import combine_orderings
+
+from ..models import Comparison, Judgment, Response
+from .calls import CallFailed, EstimatingCaller, LiveCaller, RunHalted
+from .models import Judge, JudgeCall, JudgeRun, JudgeUnit
+from .plans import PlanError, load_item, run_unit
+
+log = logging.getLogger(__name__)
+ORDERINGS = ("AB", "BA")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    units: int
+    calls: int  # new paid calls (extraction fallbacks not included: unknown in advance)
+    cached_calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: Decimal
+
+
+# ---------------------------------------------------------------- items
+
+
+def _scope_for(judge: Judge, items: list) -> str:
+    if judge.is_pairwise:
+        return JudgeRun.Scope.COMPARISONS
+    kinds = {r.instance.kind for r in items}
+    if kinds == {Instance.Kind.CONVERSATION}:
+        return JudgeRun.Scope.CONVERSATIONS
+    return JudgeRun.Scope.RESPONSES
+
+
+def resolve_items(judge: Judge, item_uuids) -> list:
+    """The comparisons (pairwise kinds) or responses (rubric/direct) to judge, validated.
+
+    Raises ``ValidationError`` naming the first bad item; nothing is written.
+    """
+    model = Comparison if judge.is_pairwise else Response
+    uuids = [str(u) for u in dict.fromkeys(str(u) for u in item_uuids)]
+    if not uuids:
+        raise ValidationError("no items to judge")
+    found = {str(o.uuid): o for o in model.objects.select_related("instance")
+             .filter(uuid__in=uuids)}
+    for u in uuids:
+        obj = found.get(u)
+        if obj is None:
+            raise ValidationError(f"{model.__name__.lower()} {u} does not exist")
+        is_conv = obj.instance.kind == Instance.Kind.CONVERSATION
+        if judge.kind == Judge.Kind.MULTI_TURN and not is_conv:
+            raise ValidationError(f"comparison {u}: a multi-turn judge needs a conversation")
+        if judge.kind in (Judge.Kind.PAIRWISE, Judge.Kind.PAIRWISE_REFERENCE,
+                          Judge.Kind.PAIRWISE_VLM) and is_conv:
+            raise ValidationError(f"comparison {u} is a conversation: use a multi-turn judge")
+        if judge.kind == Judge.Kind.DIRECT and is_conv and obj.turn not in (0, 1):
+            raise ValidationError(f"response {u}: grade a conversation through its turn 1")
+    return [found[u] for u in uuids]
+
+
+def default_items(judge: Judge) -> list:
+    """Every comparison (pairwise kinds) or response (graders) the judge can take."""
+    conv = Instance.Kind.CONVERSATION
+    if judge.kind == Judge.Kind.MULTI_TURN:
+        return list(Comparison.objects.filter(instance__kind=conv).values_list("uuid", flat=True))
+    if judge.is_pairwise:
+        return list(Comparison.objects.exclude(instance__kind=conv).values_list("uuid", flat=True))
+    responses = Response.objects.filter(model__is_reference=False)
+    if judge.kind == Judge.Kind.RUBRIC:
+        responses = responses.filter(instance__rubrics__isnull=False, turn=0).distinct()
+    else:
+        responses = responses.filter(turn__in=[0, 1]).exclude(
+            instance__kind=Instance.Kind.SINGLE, instance__reference_output="").exclude(
+            instance__kind=Instance.Kind.MULTI, instance__reference_output="")
+    return list(responses.values_list("uuid", flat=True))
+
+
+def _orderings(judge: Judge) -> tuple[str, ...]:
+    return ORDERINGS if judge.is_pairwise else ("",)
+
+
+# ---------------------------------------------------------------- estimate / start
+
+
+def judge_estimate(*, judge: Judge, item_uuids) -> Estimate:
+    """Tokens and cost of the calls a run over these items would make (cached calls are free)."""
+    items = resolve_items(judge, item_uuids)
+    caller = EstimatingCaller(judge)
+    for obj in items:
+        item = load_item(judge, obj.uuid)
+        for ordering in _orderings(judge):
+            try:
+                run_unit(judge, item, ordering, caller)
+            except PlanError:
+                continue
+    return Estimate(units=len(items) * len(_orderings(judge)), calls=caller.calls,
+                    cached_calls=caller.cached, prompt_tokens=caller.prompt_tokens,
+                    completion_tokens=caller.completion_tokens, cost=caller.cost)
+
+
+def judge_run_start(*, judge: Judge, item_uuids, budget: Decimal | None = None,
+                    created_by: str = "", dispatch: bool = True) -> JudgeRun:
+    """Create a run with one unit per item and ordering; queue it after commit."""
+    items = resolve_items(judge, item_uuids)
+    if budget is not None and Decimal(budget) < 0:
+        raise ValidationError("budget must not be negative")
+    estimate = judge_estimate(judge=judge, item_uuids=[o.uuid for o in items])
+    orderings = _orderings(judge)
+    with transaction.atomic():
+        run = JudgeRun.objects.create(
+            judge=judge, scope=_scope_for(judge, items), budget=budget,
+            estimated_cost=estimate.cost, units_total=len(items) * len(orderings),
+            created_by=created_by, created_at=timezone.now())
+        JudgeUnit.objects.bulk_create(
+            [JudgeUnit(run=run, item=o.uuid, ordering=ordering)
+             for o in items for ordering in orderings])
+        if dispatch:
+            transaction.on_commit(lambda: _dispatch(run))
+    return run
+
+
+def _dispatch(run: JudgeRun) -> None:
+    from .tasks import judge_run_dispatch
+
+    judge_run_dispatch.delay(run.pk)
+
+
+def judge_run_begin(run: JudgeRun) -> bool:
+    """pending -> running (idempotent). False when the run was cancelled or stopped."""
+    JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.PENDING).update(
+        status=JudgeRun.Status.RUNNING, started_at=timezone.now())
+    run.refresh_from_db()
+    return run.status == JudgeRun.Status.RUNNING
+
+
+def judge_run_resume(run: JudgeRun, *, budget: Decimal | None = None,
+                     dispatch: bool = True) -> JudgeRun:
+    """Re-open a stopped, crashed or finished-with-failures run: unfinished units go back to
+    pending. Calls already made are reused through their idempotency keys (never re-paid)."""
+    with transaction.atomic():
+        run = JudgeRun.objects.select_for_update().get(pk=run.pk)
+        if run.status == JudgeRun.Status.CANCELLED:
+            raise ValidationError("a cancelled run cannot be resumed; start a new one")
+        failed = run.units.filter(status=JudgeUnit.Status.FAILED).count()
+        run.units.filter(status__in=[JudgeUnit.Status.RUNNING, JudgeUnit.Status.FAILED]).update(
+            status=JudgeUnit.Status.PENDING, claimed_at=None, error="")
+        if budget is not None:
+            run.budget = budget
+        # Counters are flushed once per unit; after a crash, rebuild them from the calls.
+        spent = JudgeCall.objects.filter(run=run, status=JudgeCall.Status.DONE).aggregate(
+            cost=Sum("cost"), made=Count("id"), tin=Sum("prompt_tokens"),
+            tout=Sum("completion_tokens"))
+        run.cost, run.reserved = spent["cost"] or Decimal("0"), Decimal("0")
+        run.calls_made = spent["made"]
+        run.tokens_in, run.tokens_out = spent["tin"] or 0, spent["tout"] or 0
+        run.units_failed = F("units_failed") - failed
+        run.status = JudgeRun.Status.PENDING
+        run.finished_at = None
+        run.save(update_fields=["budget", "units_failed", "status", "finished_at", "cost",
+                                "reserved", "calls_made", "tokens_in", "tokens_out"])
+        if dispatch:
+            transaction.on_commit(lambda: _dispatch(run))
+    run.refresh_from_db()
+    return run
+
+
+def judge_run_cancel(run: JudgeRun) -> JudgeRun:
+    """Stop taking new units and calls; calls in flight finish and are kept."""
+    JudgeRun.objects.filter(pk=run.pk, status__in=[
+        JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING, JudgeRun.Status.BUDGET_STOPPED,
+    ]).update(status=JudgeRun.Status.CANCELLED, finished_at=timezone.now())
+    run.refresh_from_db()
+    return run
+
+
+# ---------------------------------------------------------------- work
+
+
+_CLAIM_SQL = """
+    UPDATE {unit} SET status = 'running', claimed_at = %s
+    WHERE id = (
+        SELECT u.id FROM {unit} u
+        WHERE u.run_id = %s AND u.status = 'pending'
+          AND EXISTS (SELECT 1 FROM {run} r WHERE r.id = %s AND r.status = 'running')
+        ORDER BY u.id LIMIT 1 FOR UPDATE SKIP LOCKED)
+    RETURNING id, item, ordering
+"""
+
+
+def _claim_unit(run: JudgeRun) -> JudgeUnit | None:
+    """Next pending unit of a running run, claimed atomically (None: nothing left / stopped).
+
+    PostgreSQL: one ``UPDATE … WHERE id = (SELECT … FOR UPDATE SKIP LOCKED) RETURNING`` round
+    trip, so 32 lanes never queue on the same row. Elsewhere: a conditional UPDATE with a
+    row-count check, retried on a lost race.
+    """
+    now = timezone.now()
+    if connection.vendor == "postgresql":
+        sql = _CLAIM_SQL.format(unit=JudgeUnit._meta.db_table, run=JudgeRun._meta.db_table)
+        with connection.cursor() as cursor:  # one statement: atomic on its own
+            cursor.execute(sql, [now, run.pk, run.pk])
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        return JudgeUnit(pk=row[0], run=run, item=row[1], ordering=row[2],
+                         status=JudgeUnit.Status.RUNNING, claimed_at=now)
+    while True:
+        if not JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).exists():
+            return None
+        unit = (JudgeUnit.objects.filter(run=run, status=JudgeUnit.Status.PENDING)
+                .order_by("pk").first())
+        if unit is None:
+            return None
+        if JudgeUnit.objects.filter(pk=unit.pk, status=JudgeUnit.Status.PENDING).update(
+                status=JudgeUnit.Status.RUNNING, claimed_at=now):
+            return unit
+
+
+def judge_run_work(run_id: int) -> int:
+    """One lane: judge pending units until none is left or the run stops. Returns units done."""
+    run = JudgeRun.objects.select_related("judge").get(pk=run_id)
+    judge = run.judge
+    done = 0
+    while (unit := _claim_unit(run)) is not None:
+        caller = LiveCaller(run=run, judge=judge, item=unit.item, ordering=unit.ordering)
+        try:
+            item = load_item(judge, unit.item)
+            result = run_unit(judge, item, unit.ordering, caller)
+        except RunHalted:
+            JudgeUnit.objects.filter(pk=unit.pk).update(status=JudgeUnit.Status.PENDING,
+                                                        claimed_at=None)
+            JudgeRun.objects.filter(pk=run.pk).update(**caller.flush_fields())
+            break
+        except (CallFailed, PlanError, ObjectDoesNotExist) as exc:
+            _unit_failed(run, unit, str(exc), caller)
+            continue
+        except Exception as exc:  # a bug must not wedge the lane; record it on the unit
+            log.exception("judge unit %s failed", unit.pk)
+            _unit_failed(run, unit, f"{type(exc).__name__}: {exc}", caller)
+            continue
+        _unit_done(run, unit, item, result, caller)
+        done += 1
+    _maybe_finish(run)
+    return done
+
+
+def _unit_failed(run: JudgeRun, unit: JudgeUnit, error: str, caller: LiveCaller) -> None:
+    JudgeUnit.objects.filter(pk=unit.pk).update(status=JudgeUnit.Status.FAILED,
+                                                error=error[:500], finished_at=timezone.now())
+    JudgeRun.objects.filter(pk=run.pk).update(units_failed=F("units_failed") + 1,
+                                              **caller.flush_fields())
+
+
+def _unit_done(run: JudgeRun, unit: JudgeUnit, item, result: dict, caller: LiveCaller) -> None:
+    with transaction.atomic():
+        # Lock the item's units first (always in pk order, so two orderings finishing together
+        # cannot deadlock); the last one to finish writes the judgments, once.
+        siblings = list(JudgeUnit.objects.select_for_update()
+                        .filter(run=run, item=unit.item).order_by("pk"))
+        JudgeUnit.objects.filter(pk=unit.pk).update(
+            status=JudgeUnit.Status.DONE, result=result, finished_at=timezone.now())
+        for s in siblings:
+            if s.pk == unit.pk:
+                s.status, s.result = JudgeUnit.Status.DONE, result
+        if all(s.status == JudgeUnit.Status.DONE for s in siblings):
+            _write_judgments(run, item, {s.ordering: s.result for s in siblings})
+        JudgeRun.objects.filter(pk=run.pk).update(units_done=F("units_done") + 1,
+                                                  **caller.flush_fields())
+
+
+def _write_judgments(run: JudgeRun, item: Comparison | Response,
+                     results: dict[str, dict]) -> None:
+    """Final verdicts as ``Judgment`` rows (one per turn), replacing this judge version's
+    earlier verdicts on the same item so re-runs never double-count."""
+    judge = run.judge
+    now = timezone.now()
+    rows = []
+    if judge.is_pairwise:
+        comparison = item
+        ab, ba = results.get("AB", {}), results.get("BA", {})
+        for turn in ab:
+            choice = combine_orderings(ab.get(turn), ba.get(turn))
+            rows.append(Judgment(comparison=comparison, source=judge.name,
+                                 annotator=judge.ident, choice=choice, turn=turn,
+                                 feedback=f"A/B order: {ab.get(turn)}; B/A order: "
+                                          f"{ba.get(turn)} (as shown)", created_at=now))
+        existing = Judgment.objects.filter(comparison=comparison)
+    else:
+        response = item
+        result = results[""]
+        for turn, score in result.items():
+            if turn == "feedback":
+                continue
+            target = response
+            if turn not in ("", "overall"):
+                target = Response.objects.filter(
+                    instance_id=response.instance_id, model_id=response.model_id,
+                    condition=response.condition, turn=int(turn)).first() or response
+            rows.append(Judgment(response=target, source=judge.name, annotator=judge.ident,
+                                 score=score, turn=turn, feedback=result.get("feedback", ""),
+                                 created_at=now))
+        existing = Judgment.objects.filter(response__instance_id=response.instance_id,
+                                           response__model_id=response.model_id,
+                                           response__condition=response.condition)
+        if response.instance.kind != Instance.Kind.CONVERSATION:
+            existing = Judgment.objects.filter(response=response)
+    existing.filter(source=judge.name, annotator=judge.ident,
+                    turn__in=[r.turn for r in rows]).delete()
+    Judgment.objects.bulk_create(rows)
+
+
+def _maybe_finish(run: JudgeRun) -> None:
+    open_units = run.units.filter(status__in=[JudgeUnit.Status.PENDING,
+                                              JudgeUnit.Status.RUNNING])
+    if not open_units.exists():
+        JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).update(
+            status=JudgeRun.Status.DONE, finished_at=timezone.now())
+
+
+def judge_run_execute(run: JudgeRun, *, concurrency: int | None = None,
+                      on_progress=None, poll_s: float = 0.5) -> JudgeRun:
+    """Work a run in this process with ``concurrency`` lane threads (command, bench, demo).
+
+    ``on_progress(run)`` is called every ``poll_s`` while lanes work (the command's bar).
+    """
+    if not judge_run_begin(run):
+        return run
+    lanes = max(1, concurrency or run.judge.concurrency)
+    if lanes == 1 or not _threads_share_database():
+        judge_run_work(run.pk)
+    else:
+        with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="judge-lane") as pool:
+            futures = [pool.submit(_threaded_lane, run.pk) for _ in range(lanes)]
+            while wait(futures, timeout=poll_s if on_progress else None).not_done:
+                run.refresh_from_db()
+                on_progress(run)
+            for future in futures:
+                future.result()
+    run.refresh_from_db()
+    if on_progress:
+        on_progress(run)
+    return run
+
+
+def _threads_share_database() -> bool:
+    """Lane threads use their own connections: they cannot see rows of a transaction still
+    open here, nor a private in-memory SQLite database. Then work the run in one lane."""
+    if connection.in_atomic_block:
+        return False
+    name = str(connection.settings_dict["NAME"])
+    return not (connection.vendor == "sqlite" and (name in ("", ":memory:")
+                                                   or "mode=memory" in name))
+
+
+def _threaded_lane(run_id: int) -> int:
+    try:
+        return judge_run_work(run_id)
+    finally:
+        close_old_connections()
+        connection.close()
+
+
+__all__ = [
+    "Estimate", "default_items", "judge_estimate", "judge_run_begin", "judge_run_cancel",
+    "judge_run_execute",
+    "judge_run_resume", "judge_run_start", "judge_run_work", "resolve_items",
+]

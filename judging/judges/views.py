@@ -1,0 +1,58 @@
+"""Judge pages: runs with live progress, and one leaderboard per judge. Thin: parse, authorize,
+call one service or selector, render."""
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from annotation.permissions import admin_required, analyst_required
+
+from .models import Judge, JudgeCall, JudgeRun
+from .selectors import judge_leaderboard, judges_with_verdicts, parse_path_counts, run_progress
+from .services import judge_run_cancel, judge_run_resume
+
+
+@analyst_required
+def run_list(request):
+    runs = JudgeRun.objects.select_related("judge")[:100]
+    return render(request, "judging/judges/run_list.html", {
+        "runs": [(run, run_progress(run)) for run in runs],
+        "judges": Judge.objects.order_by("name", "version")})
+
+
+@analyst_required
+def run_detail(request, run_uuid):
+    run = get_object_or_404(JudgeRun.objects.select_related("judge"), uuid=run_uuid)
+    calls = (JudgeCall.objects.filter(run=run, purpose=JudgeCall.Purpose.JUDGE)
+             .order_by("-pk")[:25])
+    return render(request, "judging/judges/run_detail.html", {
+        "run": run, "progress": run_progress(run), "parse_paths": parse_path_counts(run),
+        "calls": calls, "live": run.status in (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING),
+        "can_manage": request.user.is_staff})
+
+
+@admin_required
+@require_POST
+def run_cancel(request, run_uuid):
+    run = get_object_or_404(JudgeRun, uuid=run_uuid)
+    judge_run_cancel(run)
+    messages.info(request, "Run cancelled; calls in flight finish and are kept.")
+    return redirect("judging:judges:run_detail", run_uuid=run.uuid)
+
+
+@admin_required
+@require_POST
+def run_resume(request, run_uuid):
+    run = get_object_or_404(JudgeRun, uuid=run_uuid)
+    try:
+        judge_run_resume(run)
+        messages.info(request, "Run resumed; calls already made are reused, not re-paid.")
+    except ValidationError as exc:
+        messages.error(request, "; ".join(exc.messages))
+    return redirect("judging:judges:run_detail", run_uuid=run.uuid)
+
+
+@analyst_required
+def leaderboards(request):
+    boards = [(name, judge_leaderboard(name)) for name in judges_with_verdicts()]
+    return render(request, "judging/judges/leaderboards.html", {"boards": boards})

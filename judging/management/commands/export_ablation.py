@@ -1,0 +1,26 @@
+"""Write the ConvBench ablation conversations (with substituted history) as JSONL."""
+import sys
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from judging.judges.ablation import CONDITIONS, export_jsonl
+
+
+class Command(BaseCommand):
+    help = "Export conversations under each ablation condition for models to answer (JSONL)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--conditions", nargs="*", default=CONDITIONS, choices=CONDITIONS)
+        parser.add_argument("--out", help="File to write (default: stdout)")
+
+    def handle(self, *args, **opts):
+        try:
+            if opts["out"]:
+                with open(opts["out"], "w", encoding="utf-8") as fh:
+                    n = export_jsonl(fh, conditions=opts["conditions"])
+            else:
+                n = export_jsonl(sys.stdout, conditions=opts["conditions"])
+        except ValidationError as exc:
+            raise CommandError("; ".join(exc.messages)) from exc
+        self.stderr.write(f"{n} conversation(s) exported")

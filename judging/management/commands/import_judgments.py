@@ -1,0 +1,28 @@
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from judging.services.errors import ImportRejected
+from judging.services.judgment_io import judgments_import
+
+
+class Command(BaseCommand):
+    help = ("Import judgments: the generic CSV/JSONL (one judgment per row) or the VisIT-Bench "
+            "human-preference CSV; all or nothing, unmatched rows reported.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("path")
+        parser.add_argument("--format", choices=["auto", "generic", "visitbench"], default="auto")
+        parser.add_argument("--create-missing", action="store_true",
+                            help="Create unknown instances, models and responses from the rows")
+        parser.add_argument("--skip-unmatched", action="store_true")
+
+    def handle(self, *args, **opts):
+        path = Path(opts["path"])
+        try:
+            report = judgments_import(path.name, path.read_bytes(), fmt=opts["format"],
+                                      create_missing=opts["create_missing"],
+                                      skip_unmatched=opts["skip_unmatched"])
+        except (OSError, ImportRejected) as exc:
+            raise CommandError(str(exc)) from exc
+        self.stdout.write(report.as_text())

@@ -1,0 +1,1 @@
+"""Pages of the judging app for analysts (leaderboards and their plots / downloads)."""

@@ -1,0 +1,61 @@
+"""Leaderboard page, its PNG plots and its CSV/JSON downloads (analysts only)."""
+
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import render
+
+from annotation.permissions import analyst_required
+
+from ..leaderboards import category_win_rates, leaderboard_build, leaderboard_csv
+from ..selectors import BASE_SPLITS, UnknownSplit, category_names, judge_names
+from . import plots
+
+ROUNDS = 1000
+
+
+def _params(request) -> dict:
+    return {"judge": request.GET.get("judge") or "human",
+            "split": request.GET.get("split") or "all",
+            "exclude_blocked": request.GET.get("exclude_blocked") == "1"}
+
+
+def _board(request, rounds=ROUNDS):
+    try:
+        return leaderboard_build(**_params(request), bootstrap_rounds=rounds)
+    except UnknownSplit as exc:
+        raise Http404(str(exc)) from exc
+
+
+@analyst_required
+def leaderboard_page(request):
+    board = _board(request)
+    params = _params(request)
+    context = {"board": board, "params": params, "judges": judge_names() or ["human"],
+               "splits": BASE_SPLITS + [f"category:{c}" for c in category_names(params["judge"])],
+               "query": request.GET.urlencode()}
+    return render(request, "judging/leaderboard.html", context)
+
+
+@analyst_required
+def leaderboard_download(request, fmt):
+    if fmt not in ("csv", "json"):
+        raise Http404("Download as .csv or .json")
+    board = _board(request)
+    name = f"leaderboard-{board.judge}-{board.split}".replace(":", "-").replace("/", "-")
+    if fmt == "json":
+        response = JsonResponse(board.as_dict(), json_dumps_params={"indent": 1})
+    else:
+        response = HttpResponse(leaderboard_csv(board), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    return response
+
+
+@analyst_required
+def ratings_plot(request):
+    return HttpResponse(plots.ratings_png(_board(request)), content_type="image/png")
+
+
+@analyst_required
+def category_plot(request):
+    params = _params(request)
+    rates = category_win_rates(params["judge"], exclude_blocked=params["exclude_blocked"])
+    return HttpResponse(plots.category_png(rates, params["judge"]), content_type="image/png")

@@ -1,0 +1,38 @@
+"""Fixtures: a botocore-Stubbed MTurk client at the one seam, and a loopback Prolific server."""
+import boto3
+import pytest
+from botocore.stub import Stubber
+
+from annotation.providers import mturk_client
+from tests.annotation.providers.fake_prolific import TOKEN, FakeProlific
+
+SANDBOX = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"
+
+
+@pytest.fixture
+def https_base(settings):
+    settings.PUBLIC_BASE_URL = "https://eval.example.org"
+    return settings.PUBLIC_BASE_URL
+
+
+@pytest.fixture
+def mturk(monkeypatch, https_base):
+    """A Stubber on the real MTurk client model; every request is validated against it."""
+    client = boto3.client("mturk", region_name="us-east-1", endpoint_url=SANDBOX,
+                          aws_access_key_id="test", aws_secret_access_key="test")
+    stubber = Stubber(client)
+    sleeps: list[float] = []
+    monkeypatch.setattr(mturk_client, "make_client", lambda **kw: client)
+    monkeypatch.setattr(mturk_client, "sleep", sleeps.append)
+    stubber.sleeps = sleeps
+    with stubber:
+        yield stubber
+    stubber.assert_no_pending_responses()
+
+
+@pytest.fixture
+def prolific(settings, https_base):
+    with FakeProlific() as fake:
+        settings.PROLIFIC_BASE_URL = fake.base_url
+        settings.PROLIFIC_API_TOKEN = TOKEN
+        yield fake

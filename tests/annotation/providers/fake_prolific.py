@@ -1,0 +1,125 @@
+"""A real loopback HTTP server speaking the parts of Prolific's REST API we use.
+
+State lives in memory; every request (method, path, headers, JSON body) is recorded so tests
+can assert what was sent. ``drop_next_pay`` closes the connection on the next bonus *pay*
+after recording it, like a network failure after the money moved.
+"""
+import itertools
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+TOKEN = "test-prolific-token"
+PAGE = 2
+
+
+class FakeProlific:
+    def __init__(self):
+        self.studies: dict[str, dict] = {}
+        self.submissions: dict[str, list[dict]] = {}
+        self.bonus_setups: dict[str, dict] = {}
+        self.pays: list[str] = []
+        self.requests: list[tuple[str, str, dict | None]] = []
+        self.drop_next_pay = False
+        self._ids = itertools.count(1)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.base_url = f"http://127.0.0.1:{self._server.server_port}/api/v1/"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._server.shutdown()
+        self._server.server_close()
+
+    def add_submission(self, study_id, sub_id, participant, status="AWAITING REVIEW"):
+        self.submissions.setdefault(study_id, []).append(
+            {"id": sub_id, "participant_id": participant, "status": status,
+             "completed_at": "2026-11-02T10:00:00Z"})
+
+    def calls(self, method, prefix=""):
+        return [r for r in self.requests if r[0] == method and r[1].startswith(prefix)]
+
+    # --- request handling -------------------------------------------------------------------
+    def handle(self, method, path, query, body):
+        parts = [p for p in path.split("/") if p][2:]  # drop api/v1
+        if parts == ["studies"] and method == "GET":
+            return 200, {"results": list(self.studies.values())}
+        if parts == ["studies"] and method == "POST":
+            study = {**body, "id": f"study{next(self._ids)}", "status": "UNPUBLISHED"}
+            self.studies[study["id"]] = study
+            return 201, study
+        if len(parts) == 3 and parts[0] == "studies" and parts[2] == "transition":
+            study = self.studies[parts[1]]
+            study["status"] = {"PUBLISH": "ACTIVE", "PAUSE": "PAUSED", "START": "ACTIVE",
+                               "STOP": "COMPLETED"}[body["action"]]
+            return 200, study
+        if len(parts) == 3 and parts[0] == "studies" and parts[2] == "submissions":
+            rows = self.submissions.get(parts[1], [])
+            page = int(query.get("page", ["1"])[0])
+            out = {"results": rows[(page - 1) * PAGE: page * PAGE], "_links": {"next": {
+                "href": None}}}
+            if page * PAGE < len(rows):
+                out["_links"]["next"]["href"] = (
+                    f"{self.base_url}studies/{parts[1]}/submissions/?page={page + 1}")
+            return 200, out
+        if len(parts) == 3 and parts[0] == "submissions" and parts[2] == "transition":
+            if body["action"] == "REJECT" and (len(body.get("message", "")) < 100
+                                               or not body.get("rejection_category")):
+                return 400, {"error": "message must be at least 100 characters"}
+            for rows in self.submissions.values():
+                for row in rows:
+                    if row["id"] == parts[1]:
+                        row["status"] = {"APPROVE": "APPROVED", "REJECT": "REJECTED"}[
+                            body["action"]]
+                        return 200, row
+            return 404, {"error": "no such submission"}
+        if parts == ["submissions", "bonus-payments"]:
+            setup = {"id": f"bonus{next(self._ids)}", **body}
+            self.bonus_setups[setup["id"]] = setup
+            return 201, setup
+        if len(parts) == 3 and parts[0] == "bulk-bonus-payments" and parts[2] == "pay":
+            self.pays.append(parts[1])
+            if self.drop_next_pay:
+                self.drop_next_pay = False
+                return None, None
+            return 202, {}
+        return 404, {"error": f"no route {method} {path}"}
+
+    def _handler(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _serve(self, method):
+                url = urlsplit(self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length)) if length else None
+                fake.requests.append((method, url.path, body))
+                if self.headers.get("Authorization") != f"Token {TOKEN}":
+                    status, payload = 401, {"error": "bad token"}
+                else:
+                    status, payload = fake.handle(method, url.path, parse_qs(url.query), body)
+                if status is None:
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                self._serve("GET")
+
+            def do_POST(self):
+                self._serve("POST")
+
+        return Handler

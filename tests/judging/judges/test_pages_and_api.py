@@ -1,0 +1,76 @@
+"""Run page, API and leaderboard: permissions, progress figures, escaping, judge leaderboard."""
+import pytest
+from django.urls import reverse
+
+from judging.judges.models import JudgeRun
+from judging.judges.selectors import judge_leaderboard
+from judging.judges.services import judge_run_execute, judge_run_start
+from tests.judging.judges.conftest import make_comparison, make_judge, make_models
+
+pytestmark = pytest.mark.django_db
+
+
+def _done_run(server, n=2, reply="<b>x</b>\nOverall, Response A is better."):
+    m1, m2 = make_models("m1", "m2")
+    comparisons = [make_comparison(m1, m2) for _ in range(n)]
+    server.responder = lambda body: reply
+    run = judge_run_start(judge=make_judge(server), item_uuids=[c.uuid for c in comparisons],
+                          dispatch=False)
+    return judge_run_execute(run)
+
+
+def test_run_page_shows_progress_and_escapes_model_output(server, analyst_client, alice_client):
+    run = _done_run(server)
+    url = reverse("judging:judges:run_detail", args=[run.uuid])
+    assert alice_client.get(url).status_code == 403
+    html = analyst_client.get(url).content.decode()
+    assert "4 of 4 units done" in html and "4 made" in html
+    assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html
+    assert "Cancel</button>" not in html  # analysts read, admins manage
+    listing = analyst_client.get(reverse("judging:judges:run_list")).content.decode()
+    assert str(run.uuid) in listing
+
+
+def test_only_admins_cancel_or_resume(server, analyst_client, admin_client_):
+    run = _done_run(server)
+    url = reverse("judging:judges:run_cancel", args=[run.uuid])
+    assert analyst_client.post(url).status_code == 403
+    assert admin_client_.post(url).status_code == 302
+    run.refresh_from_db()
+    assert run.status == JudgeRun.Status.DONE  # a finished run stays finished
+
+
+def test_api_progress_for_analysts_only(server, analyst_client, alice_client, client):
+    run = _done_run(server)
+    url = f"/api/judges/runs/{run.uuid}/progress/"
+    assert client.get(url).status_code in (401, 403)
+    assert alice_client.get(url).status_code == 403
+    data = analyst_client.get(url).json()
+    assert (data["status"], data["units_done"], data["units_total"], data["calls_made"]) == (
+        "done", 4, 4, 4)
+    assert float(data["cost"]) > 0 and data["percent"] == 100.0
+    assert analyst_client.post(f"/api/judges/runs/{run.uuid}/cancel/").status_code == 403
+    listing = analyst_client.get("/api/judges/runs/").json()
+    rows = listing["results"] if isinstance(listing, dict) else listing
+    assert rows[0]["run"] == str(run.uuid)
+
+
+def test_judge_verdicts_feed_a_leaderboard_of_their_own(server, analyst_client):
+    strong, weak = make_models("strong", "weak")
+    comparisons = [make_comparison(strong, weak) for _ in range(3)]
+    comparisons += [make_comparison(weak, strong) for _ in range(3)]
+
+    def prefers_strong(body):
+        from tests.support.fake_openai import prompt_text
+        a = prompt_text(body).split("Response A: ")[-1].split("Response B: ")[0]
+        return f"Overall, Response {'A' if 'strong answer' in a else 'B'} is better."
+
+    server.responder = prefers_strong
+    judge = make_judge(server, name="gpt-judge")
+    judge_run_execute(judge_run_start(judge=judge, item_uuids=[c.uuid for c in comparisons],
+                                      dispatch=False))
+    board = judge_leaderboard("gpt-judge", bootstrap_rounds=20)
+    assert [row.model for row in board] == ["strong", "weak"]
+    assert board[0].matches == 6 and board[0].bt_rating > board[1].bt_rating
+    html = analyst_client.get(reverse("judging:judges:leaderboards")).content.decode()
+    assert "gpt-judge" in html and html.index("strong") < html.index("weak")
