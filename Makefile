@@ -49,5 +49,8 @@ lint: install
 bench: install
 	@eval "$$(scripts/services.sh start)" && $(PY) bench/claims.py
 
+check-prod: install
+	@scripts/check_prod.sh
+
 services-stop:
 	@scripts/services.sh stop

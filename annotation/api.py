@@ -89,6 +89,7 @@ class MyAssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
     permission_classes = [IsAnnotator]
     serializer_class = AssignmentSerializer
     lookup_field = "uuid"
+    queryset = Assignment.objects.none()  # for the schema only; get_queryset scopes to the user
 
     def get_queryset(self):
         worker = worker_for_user(self.request.user)

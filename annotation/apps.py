@@ -7,4 +7,4 @@ class AnnotationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import hits  # noqa: F401  registers the engine's own HIT types
+        from . import checks, hits  # noqa: F401  deployment checks; the engine's HIT types

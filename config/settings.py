@@ -102,8 +102,26 @@ STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "var" / "static")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_URL = "/media/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(BASE_DIR / "var" / "media")))
+# S3 (or any S3-compatible store) for images and exports when S3_BUCKET is set; local files
+# otherwise. Credentials come from the standard AWS environment or instance profile.
+S3_BUCKET = env_str("S3_BUCKET")
+_DEFAULT_STORAGE = {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+if S3_BUCKET:
+    _DEFAULT_STORAGE = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": S3_BUCKET,
+            "region_name": env_str("S3_REGION") or None,
+            "endpoint_url": env_str("S3_ENDPOINT_URL") or None,
+            "custom_domain": env_str("S3_CUSTOM_DOMAIN") or None,
+            "location": env_str("S3_PREFIX", "media"),
+            "default_acl": None,
+            "querystring_auth": env_bool("S3_SIGNED_URLS", True),
+            "file_overwrite": False,
+        },
+    }
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": _DEFAULT_STORAGE,
     "staticfiles": {
         "BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"
         if not DEBUG
@@ -139,6 +157,7 @@ SECURE_REFERRER_POLICY = "same-origin"
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("BEHIND_HTTPS_PROXY", False) else None
 )
@@ -163,6 +182,12 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "VLM crowd-evaluation API",
     "VERSION": "1",
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "ENUM_NAME_OVERRIDES": {
+        "BatchStatusEnum": "annotation.models.engine.Batch.Status",
+        "AssignmentStatusEnum": "annotation.models.engine.Assignment.Status",
+        "JudgeRunStatusEnum": "judging.judges.models.JudgeRun.Status",
+        "JobStatusEnum": "agreement.models.Report.Status",  # MetricRun shares these choices
+    },
 }
 
 # --- Platform -------------------------------------------------------------------------------

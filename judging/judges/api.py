@@ -13,7 +13,7 @@ from .selectors import run_progress
 from .services import judge_run_cancel, judge_run_resume
 
 
-class ProgressSerializer(serializers.Serializer):
+class JudgeRunProgressSerializer(serializers.Serializer):
     run = serializers.UUIDField()
     judge = serializers.CharField()
     kind = serializers.CharField()
@@ -36,34 +36,34 @@ class ProgressSerializer(serializers.Serializer):
 
 class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
     permission_classes = [IsAnalyst]
-    serializer_class = ProgressSerializer
+    serializer_class = JudgeRunProgressSerializer
     lookup_field = "uuid"
     queryset = JudgeRun.objects.select_related("judge").order_by("-created_at")
 
     def list(self, request):
         page = self.paginate_queryset(self.get_queryset())
         rows = [run_progress(r) for r in (page if page is not None else self.get_queryset())]
-        data = ProgressSerializer(rows, many=True).data
+        data = JudgeRunProgressSerializer(rows, many=True).data
         return self.get_paginated_response(data) if page is not None else Response(data)
 
     def retrieve(self, request, uuid=None):
-        return Response(ProgressSerializer(run_progress(self.get_object())).data)
+        return Response(JudgeRunProgressSerializer(run_progress(self.get_object())).data)
 
-    @extend_schema(responses=ProgressSerializer)
+    @extend_schema(responses=JudgeRunProgressSerializer)
     @action(detail=True)
     def progress(self, request, uuid=None):
-        return Response(ProgressSerializer(run_progress(self.get_object())).data)
+        return Response(JudgeRunProgressSerializer(run_progress(self.get_object())).data)
 
-    @extend_schema(request=None, responses=ProgressSerializer)
+    @extend_schema(request=None, responses=JudgeRunProgressSerializer)
     @action(detail=True, methods=["post"], permission_classes=[IsAdmin])
     def cancel(self, request, uuid=None):
-        return Response(ProgressSerializer(run_progress(judge_run_cancel(self.get_object()))).data)
+        return Response(JudgeRunProgressSerializer(run_progress(judge_run_cancel(self.get_object()))).data)
 
-    @extend_schema(request=None, responses=ProgressSerializer)
+    @extend_schema(request=None, responses=JudgeRunProgressSerializer)
     @action(detail=True, methods=["post"], permission_classes=[IsAdmin])
     def resume(self, request, uuid=None):
         try:
             run = judge_run_resume(self.get_object())
         except ValidationError as exc:
             raise ApiValidationError({"status": exc.messages}) from exc
-        return Response(ProgressSerializer(run_progress(run)).data)
+        return Response(JudgeRunProgressSerializer(run_progress(run)).data)
