@@ -1,0 +1,442 @@
+"""Inter-rater reliability: Krippendorff's alpha, Fleiss' / Cohen's kappa, leave-one-out."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections import Counter
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import krippendorff
+import numpy as np
+from scipy import sparse
+
+from ._common import (
+    LEVELS,
+    _f,
+    _is_missing,
+    _Result,
+    _same_length,
+)
+from .proportions import ProportionCI, proportion_ci
+
+
+@dataclasses.dataclass(frozen=True)
+class AlphaResult(_Result):
+    """Krippendorff's alpha with a percentile bootstrap CI over units."""
+
+    alpha: float | None
+    level: str
+    n_units: int
+    n_coders: int
+    n_pairable_values: int
+    ci: tuple[float, float] | None
+    confidence: float
+    n_boot: int
+    seed: int
+
+
+def _to_codes(
+    data: Any, level: str, value_domain: Sequence[Any] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """coders x units data -> (int codes with -1 = missing, numeric value of each code).
+
+    Nominal accepts any hashable values. Ordinal needs orderable values or an ordered
+    ``value_domain`` (ranks are all that matter). Interval/ratio need numbers.
+    """
+    arr = np.asarray(data) if not isinstance(data, np.ndarray) else data
+    if arr.ndim != 2:
+        raise ValueError(f"reliability data must be 2-D (coders x units), got shape {arr.shape}")
+    if arr.shape[0] < 2 or arr.shape[1] < 1:
+        raise ValueError(f"need at least 2 coders and 1 unit, got shape {arr.shape}")
+    if value_domain is None and arr.dtype.kind in "iuf":
+        flat = arr.astype(float).ravel()
+        present = ~np.isnan(flat)
+        domain, inv = np.unique(flat[present], return_inverse=True)
+        codes = np.full(flat.shape, -1, dtype=np.int64)
+        codes[present] = inv
+        return codes.reshape(arr.shape), domain
+    obj = np.asarray(data, dtype=object)
+    cells = [v for v in obj.ravel() if not _is_missing(v)]
+    if value_domain is not None:
+        domain_list = list(value_domain)
+        if len(set(domain_list)) != len(domain_list):
+            raise ValueError("value_domain has duplicates")
+        extra = set(cells) - set(domain_list)
+        if extra:
+            raise ValueError(f"values outside value_domain: {sorted(map(repr, extra))[:5]}")
+    else:
+        try:
+            domain_list = sorted(set(cells))
+        except TypeError:
+            if level != "nominal":
+                raise ValueError(
+                    f"{level} alpha needs orderable values or an ordered value_domain"
+                ) from None
+            domain_list = list(dict.fromkeys(cells))
+    lookup = {v: i for i, v in enumerate(domain_list)}
+    codes = np.array([-1 if _is_missing(v) else lookup[v] for v in obj.ravel()], dtype=np.int64)
+    if level in ("interval", "ratio"):
+        try:
+            numeric = np.array(domain_list, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{level} alpha needs numeric values, got {domain_list[:5]}") from None
+    else:
+        numeric = np.arange(len(domain_list), dtype=float)
+    return codes.reshape(arr.shape), numeric
+
+
+class _Coincidences:
+    """Units compressed to distinct value profiles, each with its coincidence entries.
+
+    o_ck = sum_u (n_uc n_uk - [c=k] n_uc) / (m_u - 1) over pairable units (m_u >= 2).
+    Units with the same multiset of values contribute identically, so resampling units
+    is resampling profiles with multinomial weights: exact and cheap for bootstraps.
+    """
+
+    def __init__(self, codes: np.ndarray, n_values: int):
+        units = np.sort(codes.T, axis=1)  # units x coders, -1 (missing) first
+        m = (units >= 0).sum(axis=1)
+        units = units[m >= 2]
+        self.n_units = len(units)
+        if self.n_units == 0:
+            raise ValueError("no unit has values from at least two coders; alpha is undefined")
+        base = n_values + 1
+        if units.shape[1] * math.log2(base) < 62:  # one int64 key per row: far faster
+            key = (units + 1) @ (base ** np.arange(units.shape[1], dtype=np.int64))
+            _, first, self.freq = np.unique(key, return_index=True, return_counts=True)
+            profiles = units[first]
+        else:
+            profiles, self.freq = np.unique(units, axis=0, return_counts=True)
+        p_idx, col = np.nonzero(profiles >= 0)
+        keys, cnt = np.unique(p_idx * n_values + profiles[p_idx, col], return_counts=True)
+        prof, val = keys // n_values, keys % n_values  # sorted by profile
+        n_prof = len(profiles)
+        self.counts = sparse.csr_matrix((cnt.astype(float), (prof, val)), shape=(n_prof, n_values))
+        m_prof = np.bincount(prof, weights=cnt, minlength=n_prof)
+        # all (c, k) combinations of distinct values inside each profile
+        r = np.bincount(prof, minlength=n_prof)
+        start = np.concatenate(([0], np.cumsum(r)[:-1]))
+        combo_prof = np.repeat(np.arange(n_prof), r * r)
+        local = np.arange(len(combo_prof)) - np.repeat(np.cumsum(r * r) - r * r, r * r)
+        rr = r[combo_prof]
+        e1, e2 = start[combo_prof] + local // rr, start[combo_prof] + local % rr
+        contrib = (cnt[e1] * cnt[e2] - (e1 == e2) * cnt[e1]) / (m_prof[combo_prof] - 1)
+        keep = (contrib > 0) & (e1 != e2)  # delta(c, c) = 0 for every metric: skip the diagonal
+        self.prof, self.c, self.k, self.w = (
+            combo_prof[keep],
+            val[e1][keep],
+            val[e2][keep],
+            contrib[keep],
+        )
+        self.n_values = n_values
+
+
+def _delta(
+    level: str, values: np.ndarray, n: np.ndarray, c: np.ndarray, k: np.ndarray
+) -> np.ndarray:
+    """Squared distance delta(c, k) between value codes (n: marginals, for ordinal)."""
+    vc, vk = values[c], values[k]
+    if level == "nominal":
+        return (c != k).astype(float)
+    if level == "interval":
+        return (vc - vk) ** 2
+    if level == "ratio":
+        s = vc + vk
+        return np.divide(vc - vk, s, out=np.zeros(np.broadcast(vc, vk).shape), where=s != 0) ** 2
+    cum = np.concatenate(([0.0], np.cumsum(n)))
+    lo, hi = np.minimum(c, k), np.maximum(c, k)
+    return (cum[hi + 1] - cum[lo] - (n[c] + n[k]) / 2) ** 2
+
+
+def _alpha_from(
+    co: _Coincidences, level: str, values: np.ndarray, weights: np.ndarray | None = None
+) -> float:
+    """alpha = 1 - (n - 1) * sum(o * delta) / sum(n_c n_k delta) for one weighting."""
+    w = co.freq if weights is None else weights
+    ow = co.w * w[co.prof]
+    n_c = np.asarray(co.counts.T @ w, dtype=float).ravel()  # pairable values per code
+    n = n_c.sum()
+    d_obs = float((ow * _delta(level, values, n_c, co.c, co.k)).sum())
+    if level == "nominal":
+        d_exp = n * n - float((n_c**2).sum())
+    elif level == "interval":
+        d_exp = 2 * (n * float(n_c @ values**2) - float(n_c @ values) ** 2)
+    else:
+        idx = np.nonzero(n_c)[0]
+        d_exp = float(n_c[idx] @ _delta(level, values, n_c, idx[:, None], idx[None, :]) @ n_c[idx])
+    if d_exp <= 0:
+        return math.nan
+    return 1.0 - (n - 1) * d_obs / d_exp
+
+
+def alpha_fast(
+    data: Any, level: str = "nominal", value_domain: Sequence[Any] | None = None
+) -> float:
+    """Exact Krippendorff's alpha from a compressed coincidence matrix (no CI).
+
+    Same value as ``krippendorff.alpha`` (tested on random data) but memory stays
+    O(units x coders) even with many distinct values, and it is what the bootstrap
+    reuses.
+    """
+    if level not in LEVELS:
+        raise ValueError(f"unknown level {level!r}; expected one of {LEVELS}")
+    codes, values = _to_codes(data, level, value_domain)
+    if len(values) < 2:
+        raise ValueError("alpha needs at least two distinct values in the data")
+    return _alpha_from(_Coincidences(codes, len(values)), level, values)
+
+
+def krippendorff_alpha(
+    data: Any,
+    level: str = "nominal",
+    *,
+    value_domain: Sequence[Any] | None = None,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> AlphaResult:
+    """Krippendorff's alpha (coders x units; None/NaN = missing) with a bootstrap CI.
+
+    The point estimate comes from the ``krippendorff`` package while its units x V x V
+    working arrays stay under 10M cells; beyond that (many distinct values) the
+    identical exact computation of ``alpha_fast`` is used. The CI is a percentile
+    bootstrap resampling pairable units with replacement (``n_boot`` times, seeded);
+    resamples with no variation (alpha undefined) are skipped. ``n_boot=0``: no CI.
+    Cost per resample is O(distinct unit profiles), plus O(V^2) for ordinal/ratio.
+    """
+    if level not in LEVELS:
+        raise ValueError(f"unknown level {level!r}; expected one of {LEVELS}")
+    if n_boot < 0:
+        raise ValueError("n_boot must be >= 0")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    codes, values = _to_codes(data, level, value_domain)
+    if len(values) < 2:
+        raise ValueError("alpha needs at least two distinct values in the data")
+    co = _Coincidences(codes, len(values))
+    if co.n_units * len(values) ** 2 <= 10_000_000:  # the package builds units x V x V arrays
+        unit_counts = np.repeat(co.counts.toarray(), co.freq, axis=0)
+        point = float(
+            krippendorff.alpha(
+                value_counts=unit_counts, value_domain=values, level_of_measurement=level
+            )
+        )
+    else:
+        point = _alpha_from(co, level, values)
+    ci = None
+    if n_boot:
+        rng = np.random.default_rng(seed)
+        p = co.freq / co.freq.sum()
+        chunk = max(1, 2_000_000 // len(p))  # bound the draws array to ~16 MB
+        boots = np.array(
+            [
+                _alpha_from(co, level, values, w)
+                for start in range(0, n_boot, chunk)
+                for w in rng.multinomial(co.n_units, p, size=min(chunk, n_boot - start))
+            ]
+        )
+        boots = boots[np.isfinite(boots)]
+        if len(boots):
+            lo, hi = np.quantile(boots, [(1 - confidence) / 2, (1 + confidence) / 2])
+            ci = (float(lo), float(hi))
+    n_pairable = int(co.counts.sum(axis=1).A1 @ co.freq)
+    return AlphaResult(
+        _f(point), level, co.n_units, int(codes.shape[0]), n_pairable, ci, confidence, n_boot, seed
+    )
+
+
+def annotations_to_matrix(
+    annotations: Mapping[Hashable, Mapping[Hashable, Hashable | None]],
+) -> tuple[np.ndarray, list, list]:
+    """{annotator: {item: label}} -> (coders x items object matrix with None, coders, items)."""
+    if not annotations:
+        raise ValueError("annotations is empty")
+    coders = list(annotations)
+    items = list(dict.fromkeys(i for a in coders for i in annotations[a]))
+    mat = np.full((len(coders), len(items)), None, dtype=object)
+    col = {it: j for j, it in enumerate(items)}
+    for r, a in enumerate(coders):
+        for it, lab in annotations[a].items():
+            mat[r, col[it]] = lab
+    return mat, coders, items
+
+
+# ------------------------------------------------------------------ kappas
+
+
+@dataclasses.dataclass(frozen=True)
+class FleissKappa(_Result):
+    """Fleiss' kappa with its ingredients (mean observed / chance agreement)."""
+
+    kappa: float | None
+    n_items: int
+    n_raters: int
+    categories: list[Any]
+    category_proportions: list[float]
+    observed_agreement: float
+    expected_agreement: float
+
+
+def fleiss_kappa_from_counts(counts: Any, categories: Sequence[Any] | None = None) -> FleissKappa:
+    """Fleiss' kappa from an items x categories table of rating counts.
+
+    Every row must sum to the same number of raters n >= 2: the statistic is defined
+    for a fixed n per item, and mixing n silently changes its chance model. For
+    unequal or missing ratings use ``krippendorff_alpha`` (nominal) instead.
+    """
+    table = np.asarray(counts, dtype=float)
+    if table.ndim != 2 or table.shape[0] == 0 or table.shape[1] < 2:
+        raise ValueError(
+            f"counts must be items x categories (>= 1 item, >= 2 categories), got shape {table.shape}"
+        )
+    if (table < 0).any() or (table != np.round(table)).any():
+        raise ValueError("counts must be non-negative integers")
+    per_item = table.sum(axis=1)
+    if (per_item != per_item[0]).any():
+        raise ValueError(
+            f"Fleiss' kappa needs the same number of raters per item; got between "
+            f"{int(per_item.min())} and {int(per_item.max())}. Use krippendorff_alpha for unequal counts."
+        )
+    n = per_item[0]
+    if n < 2:
+        raise ValueError("Fleiss' kappa needs at least 2 raters per item")
+    p_j = table.sum(axis=0) / table.sum()
+    p_i = ((table * table).sum(axis=1) - n) / (n * (n - 1))
+    p_bar, p_e = float(p_i.mean()), float((p_j * p_j).sum())
+    kappa = (p_bar - p_e) / (1 - p_e) if p_e < 1 else math.nan
+    cats = list(categories) if categories is not None else list(range(table.shape[1]))
+    if len(cats) != table.shape[1]:
+        raise ValueError(f"{len(cats)} categories given for {table.shape[1]} columns")
+    return FleissKappa(_f(kappa), table.shape[0], int(n), cats, p_j.tolist(), p_bar, p_e)
+
+
+def fleiss_kappa(
+    ratings: Sequence[Sequence[Hashable]], categories: Sequence[Hashable] | None = None
+) -> FleissKappa:
+    """Fleiss' kappa from per-item label lists (``ratings[i]`` = the labels of item i).
+
+    Raters need not be the same people across items, but every item needs the same
+    number of labels (see ``fleiss_kappa_from_counts``).
+    """
+    if len(ratings) == 0:
+        raise ValueError("ratings is empty")
+    seen = [v for item in ratings for v in item]
+    if categories is not None:
+        cats = list(categories)
+    else:
+        try:
+            cats = sorted(set(seen))
+        except TypeError:  # mixed types: any stable order will do
+            cats = sorted(set(seen), key=repr)
+    col = {c: j for j, c in enumerate(cats)}
+    table = np.zeros((len(ratings), len(cats)), dtype=np.int64)
+    for i, item in enumerate(ratings):
+        for v in item:
+            if v not in col:
+                raise ValueError(f"unknown label {v!r} in item {i}; categories are {cats}")
+            table[i, col[v]] += 1
+    if len(cats) < 2:
+        cats = cats + ["<other>"]
+        table = np.hstack([table, np.zeros((len(ratings), 1), dtype=np.int64)])
+    return fleiss_kappa_from_counts(table, cats)
+
+
+@dataclasses.dataclass(frozen=True)
+class CohenKappa(_Result):
+    """Cohen's kappa between two annotators on their shared items."""
+
+    annotator_a: str
+    annotator_b: str
+    kappa: float | None
+    n_shared: int
+    observed_agreement: float
+    expected_agreement: float
+
+
+def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> tuple[float | None, float, float]:
+    """(kappa, observed, chance agreement) for two aligned label sequences.
+
+    kappa is None when chance agreement is 1 (both used one and the same label).
+    """
+    n = _same_length(a=a, b=b)
+    if any(v is None for v in a) or any(v is None for v in b):
+        raise ValueError("cohen_kappa needs complete pairs; drop unlabelled items first")
+    po = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    ca, cb = Counter(a), Counter(b)
+    pe = sum(ca[c] * cb.get(c, 0) for c in ca) / (n * n)
+    return (None if pe >= 1 else (po - pe) / (1 - pe)), po, pe
+
+
+def pairwise_cohen_kappa(
+    annotations: Mapping[Hashable, Mapping[Hashable, Hashable | None]], min_shared: int = 1
+) -> list[CohenKappa]:
+    """Cohen's kappa for every pair of annotators sharing >= ``min_shared`` items.
+
+    ``annotations`` is {annotator: {item: label}}; None labels count as unlabelled.
+    """
+    if len(annotations) < 2:
+        raise ValueError("need at least two annotators")
+    clean = {
+        a: {i: v for i, v in items.items() if v is not None} for a, items in annotations.items()
+    }
+    names = list(clean)
+    out = []
+    for x in range(len(names)):
+        for y in range(x + 1, len(names)):
+            la, lb = clean[names[x]], clean[names[y]]
+            shared = [i for i in la if i in lb]
+            if len(shared) < max(1, min_shared):
+                continue
+            k, po, pe = cohen_kappa([la[i] for i in shared], [lb[i] for i in shared])
+            out.append(CohenKappa(str(names[x]), str(names[y]), k, len(shared), po, pe))
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class LeaveOneOutAgreement(_Result):
+    """One annotator's agreement with the majority of the *other* annotators."""
+
+    annotator: str
+    agreement: ProportionCI
+    n_excluded_ties: int
+    n_excluded_alone: int
+
+
+def leave_one_out_agreement(
+    annotations: Mapping[Hashable, Mapping[Hashable, Hashable | None]], confidence: float = 0.95
+) -> dict[str, LeaveOneOutAgreement]:
+    """Each annotator vs the majority label of the others on the same items.
+
+    Items where the others' top label is tied (e.g. 1-1) are excluded and counted in
+    ``n_excluded_ties``: there is no majority to agree with, and breaking the tie at
+    random would only add noise. Items nobody else labelled go to ``n_excluded_alone``.
+    """
+    if len(annotations) < 2:
+        raise ValueError("need at least two annotators")
+    by_item: dict[Hashable, Counter] = {}
+    for items in annotations.values():
+        for it, lab in items.items():
+            if lab is not None:
+                by_item.setdefault(it, Counter())[lab] += 1
+    out = {}
+    for a, items in annotations.items():
+        agree = total = ties = alone = 0
+        for it, lab in items.items():
+            if lab is None:
+                continue
+            others = by_item[it].copy()
+            others[lab] -= 1
+            ranked = [(c, n) for c, n in others.most_common() if n > 0]
+            if not ranked:
+                alone += 1
+            elif len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+                ties += 1
+            else:
+                total += 1
+                agree += ranked[0][0] == lab
+        out[str(a)] = LeaveOneOutAgreement(
+            str(a), proportion_ci(agree, total, confidence), ties, alone
+        )
+    return out
