@@ -3,6 +3,7 @@ from rest_framework.routers import DefaultRouter
 from . import api
 
 router = DefaultRouter()
+router.include_format_suffixes = False  # `.json` suffixes add URLs our actions do not take
 router.register("batches", api.BatchViewSet, basename="batch")
 router.register("tasks", api.TaskViewSet, basename="task")
 router.register("workers", api.WorkerViewSet, basename="worker")

@@ -21,7 +21,7 @@ from .dataset_formats import (
     write_prometheus_jsonl,
     write_visit_csv,
 )
-from .models import Instance, InstanceImage
+from .models import Image, Instance, InstanceImage, InstructionFamily, ScoreRubric
 
 FORMATS = ("visitbench", "convbench", "prometheus", "jsonl")
 
@@ -32,7 +32,7 @@ def _instances(**filters) -> QuerySet[Instance]:
         .select_related("family")
         .prefetch_related(
             Prefetch("instance_images", InstanceImage.objects.select_related("image")),
-            "turns", "rubrics",
+            "turns", Prefetch("rubrics", ScoreRubric.objects.order_by("pk")),
         )
         .order_by("pk")
     )
@@ -122,14 +122,48 @@ def export_prometheus() -> bytes:
     return write_prometheus_jsonl(prometheus_records()).encode("utf-8")
 
 
+def _image_dump(image: Image) -> dict:
+    """An image by its public UUID, URL and content hash; the storage names travel too so a
+    database sharing the media storage keeps the files (the bytes themselves are not dumped)."""
+    return {
+        "uuid": str(image.uuid), "url": image.source_url, "sha256": image.sha256,
+        "external_id": image.external_id, "license": image.license,
+        "attribution": image.attribution, "width": image.width, "height": image.height,
+        "format": image.format, "file": image.file.name or "",
+        "thumbnail": image.thumbnail.name or "", "fetch_status": image.fetch_status,
+        "fetch_error": image.fetch_error,
+    }
+
+
+def _family_dump(family: InstructionFamily) -> dict:
+    through = InstructionFamily.seed_images.through
+    seeds = (through.objects.filter(instructionfamily=family).select_related("image")
+             .order_by("pk"))
+    return {
+        "uuid": str(family.uuid), "name": family.name, "skill": family.skill,
+        "origin": family.origin, "multi_image": family.multi_image,
+        "seed_instruction": family.seed_instruction, "seed_output": family.seed_output,
+        "seed_images": [_image_dump(row.image) for row in seeds],
+    }
+
+
 def dump_jsonl() -> bytes:
-    """Every instance with everything we hold about it, one JSON object per line."""
+    """Every instance with everything we hold about it, one JSON object per line.
+
+    No integer primary key appears: records refer to each other by UUID (instances, images,
+    families, rubrics), so ``annotation.imports.jsonl_dump`` restores them into any database.
+    """
+    families: dict[int, dict] = {}
     lines = []
     for instance in _instances():
+        family = None
+        if instance.family is not None:
+            if instance.family_id not in families:
+                families[instance.family_id] = _family_dump(instance.family)
+            family = families[instance.family_id]
         lines.append(json.dumps({
             "uuid": str(instance.uuid), "kind": instance.kind, "source": instance.source,
-            "external_id": instance.external_id,
-            "family": instance.family.name if instance.family else None,
+            "external_id": instance.external_id, "family": family,
             "instruction": instance.instruction, "stage": instance.stage,
             "candidate_reference": instance.candidate_reference,
             "reference_output": instance.reference_output,
@@ -137,18 +171,16 @@ def dump_jsonl() -> bytes:
             "rejection_reason": instance.rejection_reason,
             "flagged_harmful": instance.flagged_harmful, "reference_meta": instance.reference_meta,
             "extra": instance.extra,
-            "images": [{
-                "url": ii.image.source_url, "sha256": ii.image.sha256,
-                "external_id": ii.image.external_id, "license": ii.image.license,
-                "attribution": ii.image.attribution, "width": ii.image.width,
-                "height": ii.image.height, "caption": ii.caption,
-                "blip2_caption": ii.blip2_caption,
-            } for ii in instance.instance_images.all()],
+            "images": [{**_image_dump(ii.image), "caption": ii.caption,
+                        "blip2_caption": ii.blip2_caption}
+                       for ii in instance.instance_images.all()],
             "turns": [{"turn": t.turn, "capability": t.capability, "category": t.category,
                        "instruction": t.instruction, "reference_answer": t.reference_answer,
                        "focus_points": t.focus_points} for t in instance.turns.all()],
-            "rubrics": [{"criteria": r.criteria, "scores": [s for _, s in r.levels()],
-                         "reference_answer": r.reference_answer} for r in instance.rubrics.all()],
+            "rubrics": [{"uuid": str(r.uuid), "criteria": r.criteria,
+                         "scores": [s for _, s in r.levels()],
+                         "reference_answer": r.reference_answer}
+                        for r in instance.rubrics.all()],
         }, ensure_ascii=False))
     return ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8")
 

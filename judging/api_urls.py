@@ -4,6 +4,7 @@ from rest_framework.routers import DefaultRouter
 from . import api
 
 router = DefaultRouter()
+router.include_format_suffixes = False  # `.json` suffixes add URLs our actions do not take
 router.register("models", api.EvalModelViewSet, basename="eval-model")
 
 urlpatterns = [

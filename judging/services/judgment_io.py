@@ -6,19 +6,45 @@ annotator, source`` (``human`` or a judge name) ``, choice`` (A / B / tie) ``, s
 (rubric / graded rows, which leave model_b, response_b and choice empty) ``, turn`` (empty,
 1–3 or ``overall``) ``, timestamp`` (ISO 8601, optional; file order otherwise).
 
+What a row is follows from which columns it fills:
+
+- **pairwise** (``model_b`` and ``choice``): which of the two responses is better.
+- **score** (``score``; ``model_b``, ``response_b``, ``choice`` empty): a graded response.
+- **feedback** (``choice`` but no ``model_b``): which of two feedbacks on the response of
+  ``model_a`` is better (the "which feedback is better" HIT). ``response_b`` holds the two
+  feedbacks as a JSON list ``[{"source": …, "score": …, "feedback": …}, {…}]`` (A first;
+  ``source`` and ``score`` may be null).
+- ``turn = overall`` (a verdict on a whole conversation): ``response_a`` / ``response_b`` hold
+  the model's answers to every turn as a JSON list, turn 1 first (empty when already stored).
+
 VisIT-Bench human-preference CSV: ``image_url, instruction, A, B, A_model, B_model,
 model_selection.A, model_selection.B``; a row whose selections are counts (e.g. 3 and 2) stands
 for that many votes. Export writes one row per vote (1/0), so import → export round-trips.
 
 Import checks every row first and writes all or nothing; rows naming an unknown instance or
 model are reported (and skipped only with ``skip_unmatched``; ``create_missing`` creates them).
+
+Import is idempotent. Each imported judgment carries ``meta["import_key"]``: the SHA-256 of the
+canonical JSON of its identity — source, annotator, the matched instance's uuid (so an item named
+by ``item_id`` or by instruction + images is the same item), kind, the models in the row's order,
+turn, choice, score, the feedbacks of a feedback row, the timestamp as given (normalised; empty
+when the file has none) — plus its **occurrence**: the how-manyth identical row it is within the
+file (0, 1, …). Identical rows in one file are distinct votes (a human-preference row with
+``model_selection.A = 3`` is three votes) and are all kept; importing the file again finds every
+key already stored and skips the row (one query per 5,000 rows, inside the import's transaction;
+on PostgreSQL an advisory lock runs imports one at a time, so two concurrent imports of one file
+cannot both see it as new). The file's name takes no part. Judgments collected through the engine or by automatic judge runs carry no
+key and are never matched or touched. Re-importing an *export* into the same database is not
+recognised (the export fills ``timestamp`` and names items by id).
 """
 import csv
+import hashlib
 import io
 import json
+from collections import Counter
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -34,6 +60,7 @@ COLUMNS = ["item_id", "instruction", "image_urls", "model_a", "response_a", "mod
 VISIT_COLUMNS = ["image_url", "instruction", "A", "B", "A_model", "B_model",
                  "model_selection.A", "model_selection.B"]
 TURNS = {"", "1", "2", "3", "overall"}
+_IMPORT_LOCK = 0x4A554447  # PostgreSQL advisory lock: judgment imports run one at a time
 
 
 # --------------------------------------------------------------------------- parsing rows
@@ -61,12 +88,55 @@ def _urls(raw, number) -> list[str]:
     return [str(u) for u in urls]
 
 
+def _answers(raw: str, number: int, column: str) -> list[str]:
+    """An overall row's answers per turn: a JSON list of strings (a plain text is turn 1)."""
+    if not raw:
+        return []
+    if not raw.startswith("["):
+        return [raw]
+    try:
+        texts = json.loads(raw)
+    except json.JSONDecodeError:
+        raise ImportRejected(f"Row {number}: {column} of an overall row is not a JSON "
+                             "list of answers") from None
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts) \
+            or len(texts) > 3:
+        raise ImportRejected(f"Row {number}: {column} of an overall row must be a JSON list "
+                             "of up to 3 answers")
+    return texts
+
+
+def _feedbacks(raw: str, number: int) -> list[dict]:
+    """A feedback row's two feedbacks (``response_b``), normalised to source/score/feedback."""
+    try:
+        items = json.loads(raw) if raw else None
+    except json.JSONDecodeError:
+        items = None
+    if not isinstance(items, list) or len(items) != 2 or not all(
+            isinstance(i, dict) and isinstance(i.get("feedback"), str) and i["feedback"].strip()
+            for i in items):
+        raise ImportRejected(f"Row {number}: a choice needs model_b (pairwise) or, for a "
+                             "feedback row, response_b as a JSON list of two "
+                             '{"source", "score", "feedback"} objects')
+    out = []
+    for item in items:
+        score = item.get("score")
+        if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
+            raise ImportRejected(f"Row {number}: a feedback's score is not a number")
+        out.append({"source": str(item.get("source") or ""),
+                    "score": None if score is None else float(score),
+                    "feedback": item["feedback"]})
+    return out
+
+
 def _clean(row: dict, number: int) -> dict:
     """A generic row checked and normalised; raises ImportRejected naming the row."""
     out = {k: _text(row, k) for k in COLUMNS if k != "image_urls"}
     out["image_urls"] = _urls(row.get("image_urls"), number)
     out["source"] = out["source"] or "human"
     out["turn"] = out["turn"].lower()
+    out["kind"] = Judgment.Kind.PAIRWISE
+    out["feedbacks"] = None
     if out["turn"] not in TURNS:
         raise ImportRejected(f"Row {number}: turn must be empty, 1–3 or 'overall'")
     if not out["model_a"]:
@@ -80,6 +150,7 @@ def _clean(row: dict, number: int) -> dict:
             raise ImportRejected(f"Row {number}: score is not a number") from None
         if out["model_b"] or out["choice"]:
             raise ImportRejected(f"Row {number}: a scored row leaves model_b and choice empty")
+        out["kind"] = Judgment.Kind.SCORE
     else:
         out["score"] = None
         if out["choice"].lower() == "tie":
@@ -87,8 +158,9 @@ def _clean(row: dict, number: int) -> dict:
         if out["choice"] not in ("A", "B", "tie"):
             raise ImportRejected(f"Row {number}: choice must be A, B or tie (or give a score)")
         if not out["model_b"]:
-            raise ImportRejected(f"Row {number}: model_b is required for a choice")
-        if out["model_a"] == out["model_b"]:
+            out["kind"] = Judgment.Kind.FEEDBACK
+            out["feedbacks"] = _feedbacks(out["response_b"], number)
+        elif out["model_a"] == out["model_b"]:
             raise ImportRejected(f"Row {number}: model_a and model_b are the same")
     if out["timestamp"]:
         stamp = parse_datetime(out["timestamp"])
@@ -160,6 +232,8 @@ class _Resolver:
         self.models = {m.name: m for m in EvalModel.objects.all()}
         self.items: dict[str, object] = {}
         self.workers = {str(w): w for w in Worker.objects.all()}
+        self.responses: dict[tuple, Response | None] = {}
+        self.comparisons: dict[tuple, tuple[Comparison, bool]] = {}
 
     def instance(self, row):
         key = row["item_id"] or json.dumps([row["instruction"], row["image_urls"]])
@@ -181,16 +255,38 @@ class _Resolver:
         return self.models.get(name)
 
     def response(self, instance, model, turn: int, text: str, number: int):
-        found = Response.objects.filter(instance=instance, model=model, turn=turn,
-                                        condition=Response.Condition.GENERATED).first()
+        slot = (instance.pk, model.pk, turn)
+        if slot not in self.responses:
+            self.responses[slot] = Response.objects.filter(
+                instance=instance, model=model, turn=turn,
+                condition=Response.Condition.GENERATED).first()
+        found = self.responses[slot]
         if found is not None:
             if text and found.text.strip() != text.strip():
                 raise ImportRejected(f"Row {number}: the response of {model.name!r} differs "
                                      "from the one stored for this item")
             return found
         if self.create and text:
-            return Response.objects.create(instance=instance, model=model, turn=turn, text=text)
-        return None
+            self.responses[slot] = Response.objects.create(instance=instance, model=model,
+                                                           turn=turn, text=text)
+        return self.responses[slot]
+
+    def comparison(self, instance, ra, rb) -> tuple[Comparison, bool]:
+        if (ra.pk, rb.pk) not in self.comparisons:
+            self.comparisons[(ra.pk, rb.pk)] = _comparison(instance, ra, rb)
+        return self.comparisons[(ra.pk, rb.pk)]
+
+    def anchor(self, instance, model, row: dict, side: str, number: int):
+        """The response a judgment hangs on: the turn's, or turn 1 of a whole conversation
+        (whose other answers, when given, are checked or stored too)."""
+        text = row[f"response_{side}"]
+        if row["turn"] != "overall":
+            turn = int(row["turn"]) if row["turn"] else 0
+            return self.response(instance, model, turn, text, number)
+        answers = _answers(text, number, f"response_{side}") or [""]
+        found = [self.response(instance, model, t, a, number)
+                 for t, a in enumerate(answers, start=1)]
+        return None if None in found else found[0]
 
 
 def _comparison(instance, ra, rb) -> tuple[Comparison, bool]:
@@ -208,47 +304,90 @@ def _comparison(instance, ra, rb) -> tuple[Comparison, bool]:
 _FLIP = {"A": "B", "B": "A", "tie": "tie"}
 
 
+def _identity(row: dict, instance, names: list[str]) -> str:
+    """Canonical JSON of what makes an imported judgment itself (see the module docstring)."""
+    return json.dumps({
+        "source": row["source"][:100], "annotator": row["annotator"][:200],
+        "item": str(instance.uuid), "kind": str(row["kind"]), "models": names,
+        "turn": row["turn"], "choice": row["choice"], "score": row["score"],
+        "feedbacks": row["feedbacks"],
+        "timestamp": row["timestamp"].isoformat() if row["timestamp"] else "",
+    }, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def import_key(identity: str, occurrence: int) -> str:
+    """SHA-256 of a row's canonical identity and its occurrence among identical rows."""
+    return hashlib.sha256(f"{identity}\n{occurrence}".encode()).hexdigest()
+
+
+def _feedback_meta(feedbacks: list[dict]) -> dict:
+    meta = {}
+    for side, item in zip("ab", feedbacks, strict=True):
+        meta |= {f"source_{side}": item["source"], f"score_{side}": item["score"],
+                 f"feedback_{side}": item["feedback"]}
+    return meta
+
+
+def _present_keys(judgments: list[Judgment]) -> set[str]:
+    """The import keys already stored: one query (per 5,000 keys, the parameter limit)."""
+    keys, present = [j.meta["import_key"] for j in judgments], set()
+    sources = {j.source for j in judgments}
+    by_source = {"source__in": sources} if len(sources) <= 100 else {}  # uses the index
+    size = min(5000, (connection.features.max_query_params or 5000) - 110)
+    for start in range(0, len(keys), size):
+        present |= set(Judgment.objects.filter(
+            meta__import_key__in=keys[start:start + size], **by_source,
+        ).values_list("meta__import_key", flat=True))
+    return present
+
+
 @transaction.atomic
 def judgments_import(name: str, data: bytes, *, fmt: str = "auto", create_missing: bool = False,
                      skip_unmatched: bool = False, now: datetime | None = None) -> ImportReport:
-    """Store every row of a judgments file as a Judgment, all or nothing."""
+    """Store every new row of a judgments file as a Judgment, all or nothing; rows already
+    imported (same ``import_key``) are counted in ``report.unchanged`` and skipped."""
     raw = parse_judgment_file(name, data, fmt)
     rows = [(number, _clean(row, number)) for number, row in raw]
+    if connection.vendor == "postgresql":  # two imports of one file must not both see it new
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_IMPORT_LOCK])
     report = ImportReport(rows=len(rows))
     resolver = _Resolver(create_missing)
     base = now or timezone.now()
+    seen: Counter[str] = Counter()
     judgments = []
     for order, (number, row) in enumerate(rows):
         instance, why = resolver.instance(row)
         if instance is None:
             report.unmatched.append(f"row {number}: {why}")
             continue
-        names = [row["model_a"]] + ([row["model_b"]] if row["score"] is None else [])
+        names = [row["model_a"]] + ([row["model_b"]] if row["model_b"] else [])
         models = [resolver.model(n) for n in names]
         if None in models:
             unknown = [n for n, m in zip(names, models, strict=True) if m is None]
             report.unmatched.append(f"row {number}: unknown model(s) {unknown}")
             continue
-        turn = int(row["turn"]) if row["turn"].isdigit() else (1 if row["turn"] else 0)
-        texts = [row["response_a"], row["response_b"]]
-        if row["turn"] == "overall":
-            texts = ["", ""]  # an overall verdict is about the whole conversation
-        responses = [resolver.response(instance, m, turn, t, number)
-                     for m, t in zip(models, texts, strict=False)]
+        responses = [resolver.anchor(instance, m, row, side, number)
+                     for m, side in zip(models, "ab", strict=False)]
         if None in responses:
             report.unmatched.append(f"row {number}: no stored response of "
                                     f"{[n for n, r in zip(names, responses, strict=False) if r is None]}")
             continue
+        identity = _identity(row, instance, names)
+        key = import_key(identity, seen[identity])
+        seen[identity] += 1
         worker = resolver.workers.get(row["annotator"]) if row["source"] == "human" else None
         common = {"source": row["source"][:100], "annotator": row["annotator"][:200],
-                  "worker": worker, "turn": row["turn"],
+                  "worker": worker, "turn": row["turn"], "kind": row["kind"],
                   "created_at": row["timestamp"] or base + timedelta(microseconds=order),
-                  "meta": {"import": name[-200:], "row": number}}
-        if row["score"] is not None:
-            judgments.append(Judgment(kind=Judgment.Kind.SCORE, response=responses[0],
-                                      score=row["score"], **common))
+                  "meta": {"import": name[-200:], "row": number, "import_key": key}}
+        if row["kind"] == Judgment.Kind.SCORE:
+            judgments.append(Judgment(response=responses[0], score=row["score"], **common))
+        elif row["kind"] == Judgment.Kind.FEEDBACK:
+            common["meta"] |= _feedback_meta(row["feedbacks"])
+            judgments.append(Judgment(response=responses[0], choice=row["choice"], **common))
         else:
-            comparison, flipped = _comparison(instance, *responses)
+            comparison, flipped = resolver.comparison(instance, *responses)
             choice = _FLIP[row["choice"]] if flipped else row["choice"]
             if flipped:  # the judge saw the pair the other way round: keep that for export
                 common["meta"]["shown_flipped"] = True
@@ -256,8 +395,11 @@ def judgments_import(name: str, data: bytes, *, fmt: str = "auto", create_missin
     if report.unmatched and not skip_unmatched:
         raise ImportRejected(f"{len(report.unmatched)} of {len(rows)} rows could not be matched; "
                              "nothing imported:\n  " + "\n  ".join(report.unmatched[:50]), report)
-    Judgment.objects.bulk_create(judgments)
-    report.created = len(judgments)
+    present = _present_keys(judgments)
+    new = [j for j in judgments if j.meta["import_key"] not in present]
+    Judgment.objects.bulk_create(new)
+    report.created = len(new)
+    report.unchanged = len(judgments) - len(new)
     return report
 
 
@@ -269,9 +411,58 @@ def _image_urls(instance) -> list[str]:
             for ii in instance.instance_images.all()]
 
 
+class _Texts:
+    """Response texts per (instance, condition, turn), one query per conversation turn."""
+
+    def __init__(self):
+        self.cache: dict[tuple, dict[int, str]] = {}
+
+    def turn(self, instance, condition: str, turn: int) -> dict[int, str]:
+        key = (instance.pk, condition, turn)
+        if key not in self.cache:
+            self.cache[key] = dict(Response.objects.filter(
+                instance=instance, condition=condition, turn=turn).values_list("model_id", "text"))
+        return self.cache[key]
+
+    def conversation(self, response) -> str:
+        """A model's answers to every turn as the JSON list an overall row carries."""
+        answers = []
+        for turn in (1, 2, 3):
+            text = self.turn(response.instance, response.condition, turn).get(response.model_id)
+            if text is None:
+                break
+            answers.append(text)
+        return json.dumps(answers or [response.text], ensure_ascii=False)
+
+    def for_turn(self, response, turn: str) -> str:
+        if turn == "overall":
+            return self.conversation(response)
+        if turn in ("2", "3"):
+            return self.turn(response.instance, response.condition, int(turn)).get(
+                response.model_id, "")
+        return response.text
+
+
+def _feedback_pair(j: Judgment, linked: dict[str, Judgment]) -> str:
+    """The two feedbacks a feedback judgment compared, from its meta (imported) or from the
+    scored judgments it names (collected through the engine)."""
+    items = []
+    for side in "ab":
+        if f"feedback_{side}" in j.meta:
+            items.append({"source": j.meta.get(f"source_{side}", ""),
+                          "score": j.meta.get(f"score_{side}"),
+                          "feedback": j.meta[f"feedback_{side}"]})
+            continue
+        scored = linked.get(str(j.meta.get(f"judgment_{side}", "")))
+        items.append({"source": scored.source if scored else j.meta.get(f"source_{side}", ""),
+                      "score": scored.score if scored else None,
+                      "feedback": scored.feedback if scored else ""})
+    return json.dumps(items, ensure_ascii=False)
+
+
 def export_rows(*, source: str | None = None) -> list[dict]:
-    """Generic rows (pairwise and scored judgments) in timestamp order."""
-    qs = (Judgment.objects.exclude(kind=Judgment.Kind.FEEDBACK)
+    """Generic rows (pairwise, scored and feedback judgments) in timestamp order."""
+    qs = (Judgment.objects
           .select_related("comparison__instance", "comparison__response_a__model",
                           "comparison__response_b__model", "response__instance",
                           "response__model")
@@ -280,29 +471,33 @@ def export_rows(*, source: str | None = None) -> list[dict]:
           .order_by("created_at", "pk"))
     if source:
         qs = qs.filter(source=source)
-    texts = {}
+    judgments = list(qs)
+    wanted = {str(j.meta.get(f"judgment_{s}")) for j in judgments if j.kind == Judgment.Kind.FEEDBACK
+              for s in "ab" if j.meta.get(f"judgment_{s}")}
+    linked = {str(j.uuid): j for j in Judgment.objects.filter(uuid__in=wanted)} if wanted else {}
+    texts = _Texts()
     rows = []
-    for j in qs:
+    for j in judgments:
         if j.comparison_id:
             c = j.comparison
             instance, ma, mb = c.instance, c.response_a.model, c.response_b.model
-            ra, rb = c.response_a.text, c.response_b.text
-            if j.turn in ("2", "3"):
-                key = (instance.pk, int(j.turn))
-                if key not in texts:
-                    texts[key] = dict(Response.objects.filter(
-                        instance=instance, turn=int(j.turn)).values_list("model_id", "text"))
-                ra, rb = texts[key].get(ma.pk, ""), texts[key].get(mb.pk, "")
-            elif j.turn == "overall":
-                ra = rb = ""
+            ra, rb = texts.for_turn(c.response_a, j.turn), texts.for_turn(c.response_b, j.turn)
             choice = j.choice
             if j.meta.get("shown_flipped"):
                 ma, mb, ra, rb, choice = mb, ma, rb, ra, _FLIP[choice]
             pair = {"model_a": ma.name, "response_a": ra, "model_b": mb.name, "response_b": rb,
                     "choice": choice, "score": ""}
+        elif j.kind == Judgment.Kind.FEEDBACK:
+            instance = j.response.instance
+            pair = {"model_a": j.response.model.name, "response_a": texts.for_turn(j.response,
+                                                                                   j.turn),
+                    "model_b": "", "response_b": _feedback_pair(j, linked),
+                    "choice": j.choice, "score": ""}
         else:
             instance = j.response.instance
-            pair = {"model_a": j.response.model.name, "response_a": j.response.text,
+            pair = {"model_a": j.response.model.name,
+                    "response_a": texts.for_turn(j.response, j.turn) if j.turn == "overall"
+                    else j.response.text,
                     "model_b": "", "response_b": "", "choice": "",
                     "score": "" if j.score is None else f"{j.score:g}"}
         rows.append({"item_id": instance.external_id or str(instance.uuid),
@@ -329,7 +524,7 @@ def judgments_export(fmt: str = "csv", *, source: str | None = None) -> str:
 def _visit_rows(source: str) -> list[dict]:
     out = []
     for r in export_rows(source=source):
-        if r["turn"] or r["choice"] not in ("A", "B"):
+        if r["turn"] or not r["model_b"] or r["choice"] not in ("A", "B"):
             continue  # the human-preference file holds single-turn forced choices only
         urls = json.loads(r["image_urls"])
         out.append({"image_url": urls[0] if len(urls) == 1 else json.dumps(urls),

@@ -3,18 +3,23 @@ atomic, unmatched rows reported, round trips exact."""
 import csv
 import io
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.models import Instance
+from annotation.models import Batch, Instance
+from annotation.services.batches import batch_create_from_rows, batch_set_status
+from annotation.services.claims import task_claim_next
+from annotation.services.submissions import assignment_submit
 from judging.models import Comparison, EvalModel, Judgment, Response
 from judging.selectors import pairwise_judgments
 from judging.services.errors import ImportRejected
 from judging.services.judgment_io import COLUMNS, judgments_export, judgments_import
 from judging.services.responses import predictions_import
+from tests.factories import make_workers
 from tests.judging import builders
 
 pytestmark = pytest.mark.django_db
@@ -113,9 +118,10 @@ def test_human_preference_csv_round_trips():
     assert judgments_export("visitbench").encode() == source
     winners = [a if o == "A" else b for a, b, o, _ in pairwise_judgments()]
     assert winners == ["LLaVA", "LLaVA", "reference"]
-    # A second import now matches the stored instances, models and responses.
-    judgments_import("prefs.csv", source)
-    assert Judgment.objects.count() == 6 and Instance.objects.count() == 2
+    # A second import matches the stored instances, models, responses and judgments.
+    again = judgments_import("prefs.csv", source)
+    assert (again.created, again.unchanged) == (0, 3)
+    assert Judgment.objects.count() == 3 and Instance.objects.count() == 2
 
 
 def test_vote_counts_expand_to_votes():
@@ -169,3 +175,201 @@ def test_import_and_export_commands(tmp_path):
     out = tmp_path / "out.csv"
     call_command("export_judgments", "--format", "visitbench", "--out", str(out))
     assert out.read_bytes() == src.read_bytes()
+
+
+# --------------------------------------------------------------------------- idempotent import
+
+
+def _active(hit_type, rows, n=1):
+    batch = batch_create_from_rows(hit_type=hit_type, title="t", rows=rows,
+                                   assignments_per_task=n)
+    return batch_set_status(batch, Batch.Status.ACTIVE)
+
+
+def _do(batch, worker, data):
+    """One worker claims and submits through the engine (past the minimum-time guard)."""
+    assignment = task_claim_next(batch=batch, worker=worker)
+    assignment_submit(assignment=assignment, data=data,
+                      now=assignment.claimed_at + timedelta(seconds=30))
+
+
+def test_importing_the_same_file_twice_stores_each_judgment_once(tmp_path):
+    src = tmp_path / "prefs.csv"
+    src.write_bytes(_csv(_preference_rows()))
+    out = io.StringIO()
+    call_command("import_judgments", str(src), "--create-missing", stdout=out)
+    assert "3 created, 0 skipped" in out.getvalue()
+    keys = set(Judgment.objects.values_list("meta__import_key", flat=True))
+    assert len(keys) == 3 and all(len(k) == 64 for k in keys)
+    out = io.StringIO()
+    call_command("import_judgments", str(src), stdout=out)
+    assert "0 created, 3 skipped as already imported" in out.getvalue()
+    assert Judgment.objects.count() == 3
+    renamed = tmp_path / "copy.csv"  # the file's name is no part of a judgment's identity
+    renamed.write_bytes(src.read_bytes())
+    assert judgments_import(renamed.name, renamed.read_bytes()).unchanged == 3
+    assert len(pairwise_judgments()) == 3
+
+
+def test_identical_votes_in_one_file_are_all_kept_and_counted_once():
+    rows = _preference_rows()[:1]
+    rows[0].update({"model_selection.A": "3", "model_selection.B": "2"})
+    first = judgments_import("c.csv", _csv(rows), create_missing=True)
+    assert (first.created, first.unchanged) == (5, 0)
+    again = judgments_import("c.csv", _csv(rows))
+    assert (again.created, again.unchanged) == (0, 5)
+    rows[0]["model_selection.A"] = "4"  # a later file with one more vote adds just that vote
+    more = judgments_import("c.csv", _csv(rows))
+    assert (more.created, more.unchanged) == (1, 5)
+    assert sorted(Judgment.objects.values_list("choice", flat=True)) == ["A"] * 4 + ["B"] * 2
+
+
+def test_a_rejected_file_writes_nothing_even_when_some_rows_are_new():
+    judgments_import("p.csv", _csv(_preference_rows()[:1]), create_missing=True)
+    rows = _preference_rows()[:2]
+    rows[1]["A_model"] = "never-seen"
+    with pytest.raises(ImportRejected, match="row 2: unknown model"):
+        judgments_import("p.csv", _csv(rows))
+    assert Judgment.objects.count() == 1
+
+
+def test_engine_judgments_are_not_matched_or_touched():
+    """A crowd vote collected through the engine carries no import key: importing a row
+    with the same content adds the imported vote and leaves the engine's vote as it was."""
+    inst = builders.instance(instruction="Which is better?", urls=["https://e.org/q.png"],
+                             external_id="q-1")
+    ms = builders.models("m1", "m2")
+    ra, rb = builders.respond(inst, ms["m1"], "one"), builders.respond(inst, ms["m2"], "two")
+    comparison = Comparison.objects.create(instance=inst, response_a=ra, response_b=rb)
+    (worker,) = make_workers(1)
+    batch = _active("pairwise_ab", [{"comparison": str(comparison.uuid)}])
+    _do(batch, worker, {"choice": "A"})
+    engine = Judgment.objects.get()
+    exported = judgments_export("csv")
+    assert exported.count("\n") == 2  # header and the engine's vote
+    report = judgments_import("j.csv", exported.encode())
+    assert (report.created, report.unchanged) == (1, 0)
+    engine.refresh_from_db()
+    assert engine.assignment_id and "import_key" not in engine.meta
+    assert Judgment.objects.filter(assignment__isnull=True).count() == 1
+    assert judgments_import("j.csv", exported.encode()).unchanged == 1
+
+
+# --------------------------------------------------------------------------- feedback, overall
+
+
+def _engine_feedback_and_conversation():
+    """Scored, feedback and multi-turn judgments collected through the real engine."""
+    inst = builders.instance(instruction="Read the chart.", external_id="chart-1")
+    rubric = builders.rubric(inst)
+    ms = builders.models("LLaVA", "BLIP")
+    response = builders.respond(inst, ms["LLaVA"], "The third bar is tallest.")
+    w1, w2 = make_workers(2)
+    scoring = _active("rubric_score", [{"response": str(response.uuid),
+                                        "rubric": str(rubric.uuid)}], n=2)
+    _do(scoring, w1, {"score": "4", "feedback": "Reads the chart right but misses the units."})
+    _do(scoring, w2, {"score": "2", "feedback": "Gets the tallest bar wrong; vague overall."})
+    scored = list(Judgment.objects.filter(kind="score").order_by("score"))
+    feedback = _active("feedback_ab", [{"judgment_a": str(scored[1].uuid),
+                                        "judgment_b": str(scored[0].uuid)}])
+    _do(feedback, w1, {"choice": "B"})
+    chat = builders.conversation(ms["LLaVA"], ms["BLIP"])
+    chat.external_id = "chat-1"
+    chat.save()
+    comparison = Comparison.objects.create(
+        instance=chat, response_a=chat.responses.get(model=ms["BLIP"], turn=1),
+        response_b=chat.responses.get(model=ms["LLaVA"], turn=1))
+    multi = _active("multiturn_ab", [{"comparison": str(comparison.uuid)}])
+    _do(multi, w2, {"turn1": "A", "turn2": "B", "turn3": "B", "overall": "B"})
+
+
+def test_feedback_and_overall_rows_are_exported_and_round_trip():
+    _engine_feedback_and_conversation()
+    exported = judgments_export("csv")
+    rows = list(csv.DictReader(io.StringIO(exported)))
+    assert len(rows) == Judgment.objects.count() == 7
+    feedback = next(r for r in rows if r["model_a"] and not r["model_b"] and r["choice"])
+    assert feedback["choice"] == "B" and feedback["response_a"] == "The third bar is tallest."
+    assert [f["score"] for f in json.loads(feedback["response_b"])] == [4.0, 2.0]
+    assert json.loads(feedback["response_b"])[1]["feedback"].startswith("Gets the tallest")
+    overall = next(r for r in rows if r["turn"] == "overall")
+    assert json.loads(overall["response_a"]) == [f"B answer to turn {t}" for t in (1, 2, 3)]
+    assert json.loads(overall["response_b"]) == [f"A answer to turn {t}" for t in (1, 2, 3)]
+    assert judgments_export("visitbench").count("\n") == 1  # no single-turn pairs: header only
+    # export → import → export is exact, and the re-import is idempotent
+    Judgment.objects.all().delete()
+    report = judgments_import("all.csv", exported.encode())
+    assert (report.created, report.unchanged) == (7, 0)
+    assert judgments_export("csv") == exported
+    pref = Judgment.objects.get(kind="feedback")
+    assert pref.meta["feedback_a"].startswith("Reads the chart") and pref.response.turn == 0
+    assert judgments_import("all.csv", exported.encode()).unchanged == 7
+    jsonl = judgments_export("jsonl")
+    Judgment.objects.all().delete()
+    judgments_import("all.jsonl", jsonl.encode())
+    assert judgments_export("csv") == exported
+
+
+def test_overall_rows_create_and_check_every_turn_answer():
+    row = {"item_id": "conv-9", "instruction": "Chat.", "image_urls": '["https://e.org/c.png"]',
+           "model_a": "m1", "response_a": json.dumps(["a1", "a2", "a3"]), "model_b": "m2",
+           "response_b": json.dumps(["b1", "b2"]), "annotator": "W1", "source": "human",
+           "choice": "A", "score": "", "turn": "overall", "timestamp": ""}
+    judgments_import("o.csv", _csv([row], COLUMNS), create_missing=True)
+    assert list(Response.objects.filter(model__name="m1").order_by("turn")
+                .values_list("turn", "text")) == [(1, "a1"), (2, "a2"), (3, "a3")]
+    exported = next(csv.DictReader(io.StringIO(judgments_export("csv"))))
+    assert json.loads(exported["response_b"]) == ["b1", "b2"]
+    row["response_a"] = json.dumps(["a1", "changed"])
+    with pytest.raises(ImportRejected, match="Row 1: the response of 'm1' differs"):
+        judgments_import("o.csv", _csv([row], COLUMNS))
+
+
+@pytest.mark.parametrize("response_b, message", [
+    ("", "a choice needs model_b"),
+    ('[{"feedback": "only one"}]', "two"),
+    ('[{"feedback": "x", "score": "high"}, {"feedback": "y"}]', "score is not a number"),
+])
+def test_bad_feedback_rows_name_the_row(response_b, message):
+    row = {"item_id": "f-1", "instruction": "Look.", "image_urls": "", "model_a": "m1",
+           "response_a": "r", "model_b": "", "response_b": response_b, "annotator": "W",
+           "source": "human", "choice": "A", "score": "", "turn": "", "timestamp": ""}
+    with pytest.raises(ImportRejected, match=f"Row 1: .*{message}"):
+        judgments_import("f.csv", _csv([row], COLUMNS), create_missing=True)
+    assert not Judgment.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_concurrent_imports_of_one_file_store_it_once():
+    """Real PostgreSQL, two connections at once: the second import waits for the first and
+    then finds every key (without the lock both would see the file as new)."""
+    import threading
+
+    from django.db import connection, connections
+
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL (set TEST_DATABASE_URL)")
+    judgments_import("seed.csv", _csv(_preference_rows()[:1]), create_missing=True)
+    Judgment.objects.all().delete()  # instances, models and responses now exist
+    rows = _preference_rows()[:2]
+    rows[0].update({"model_selection.A": "150", "model_selection.B": "50"})  # a wide window
+    data = _csv(rows)
+    start, reports, errors = threading.Barrier(2), [], []
+
+    def run():
+        try:
+            start.wait()
+            reports.append(judgments_import("p.csv", data))
+        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not errors
+    assert sorted((r.created, r.unchanged) for r in reports) == [(0, 201), (201, 0)]
+    assert Judgment.objects.count() == 201

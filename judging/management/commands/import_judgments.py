@@ -8,7 +8,8 @@ from judging.services.judgment_io import judgments_import
 
 class Command(BaseCommand):
     help = ("Import judgments: the generic CSV/JSONL (one judgment per row) or the VisIT-Bench "
-            "human-preference CSV; all or nothing, unmatched rows reported.")
+            "human-preference CSV; all or nothing, unmatched rows reported; rows imported "
+            "before (same import key) are skipped, so running it twice is safe.")
 
     def add_arguments(self, parser):
         parser.add_argument("path")
@@ -25,4 +26,8 @@ class Command(BaseCommand):
                                       skip_unmatched=opts["skip_unmatched"])
         except (OSError, ImportRejected) as exc:
             raise CommandError(str(exc)) from exc
-        self.stdout.write(report.as_text())
+        self.stdout.write(f"{report.rows} judgments read: {report.created} created, "
+                          f"{report.unchanged} skipped as already imported")
+        if report.unmatched:
+            self.stdout.write(f"{len(report.unmatched)} unmatched rows skipped:\n  "
+                              + "\n  ".join(report.unmatched[:50]))

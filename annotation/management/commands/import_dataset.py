@@ -1,0 +1,24 @@
+"""python manage.py import_dataset PATH"""
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.imports.common import ImportFailed
+from annotation.imports.jsonl_dump import import_jsonl_dump
+
+
+class Command(BaseCommand):
+    help = ("Import a full JSONL dump written by `export_dataset --format jsonl`, all lines or "
+            "none; instances already present (same UUID or source id) are skipped.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("path", type=Path)
+
+    def handle(self, *args, path, **opts):
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file")
+        try:
+            summary = import_jsonl_dump(path)
+        except ImportFailed as exc:
+            raise CommandError(f"{path}: {'; '.join(exc.messages)} (nothing was imported)") from exc
+        self.stdout.write(f"{path.name}: {summary}")

@@ -1,0 +1,292 @@
+"""Permission matrix: every URL pattern × every role gets exactly the access it should.
+
+The URL list is walked from the live resolver, so a new URL without an entry in ``EXPECTED``
+(or a matching admin rule) fails ``test_every_url_has_an_explicit_permission``. Parameters
+resolve to real objects (a batch, a task, an assignment owned by the annotator, a report and
+its file, a metric run, a judge run, an eval model). POST-only endpoints are probed with a
+POST only where the request is refused or writes nothing; for allowed roles they are probed
+with GET, which must answer 405.
+"""
+import re
+from decimal import Decimal
+
+import pytest
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+from django.utils import timezone
+
+ROLES = ("anonymous", "annotator", "other_annotator", "analyst", "admin")
+
+# Status classes. "ok" = 2xx; "redirect" = a 302 that is not to a login page; "login" = 302 to
+# /accounts/login/; "admin_login" = 302 to /admin/login/; ints are exact status codes.
+# A value ("GET", 405) means: probe with GET instead of the entry's method, expect 405.
+GET405 = ("GET", 405)
+ANALYST_PAGE = dict(anonymous="login", annotator=403, other_annotator=403, analyst="ok",
+                    admin="ok")
+ADMIN_PAGE = dict(anonymous="login", annotator=403, other_annotator=403, analyst=403, admin="ok")
+ANNOTATOR_PAGE = dict(anonymous="login", annotator="ok", other_annotator="ok", analyst=403,
+                      admin=403)
+ANALYST_API = dict(anonymous=401, annotator=403, other_annotator=403, analyst="ok", admin="ok")
+ADMIN_API = dict(anonymous=401, annotator=403, other_annotator=403, analyst=403, admin="ok")
+ANNOTATOR_API = dict(anonymous=401, annotator="ok", other_annotator="ok", analyst=403,
+                     admin=403)
+PUBLIC = {role: "ok" for role in ROLES}
+
+
+def _post_only(allowed: dict) -> dict:
+    """A POST-only endpoint: refused roles are probed by POST, allowed ones by GET → 405."""
+    return {role: GET405 if want == "ok" else want for role, want in allowed.items()}
+
+
+# URL name → (HTTP method, {path parameter: fixture object key}, {role: expected}).
+EXPECTED = {
+    # Accounts, schema, media.
+    "login": ("GET", {}, PUBLIC),
+    "logout": ("POST", {}, {role: "login" for role in ROLES}),  # harmless: own client
+    "api-schema": ("GET", {}, dict(ANALYST_API, annotator="ok", other_annotator="ok")),
+    "<media>": ("GET", {"path": "media_path"}, PUBLIC),  # deliberately public, see config.urls
+    # DRF router roots: default permission (staff only).
+    "api-root": ("GET", {}, ADMIN_API),
+    # Evaluation API.
+    "eval-leaderboard": ("GET", {}, ANALYST_API),
+    "eval-judges": ("GET", {}, ANALYST_API),
+    "eval-majorities": ("GET", {}, ANALYST_API),
+    "eval-model-list": ("GET", {}, ANALYST_API),
+    "eval-model-detail": ("GET", {"name": "model_name"}, ANALYST_API),
+    # Agreement API (analysts may start reports and metric runs; probed with GET only).
+    "agreement-report-list": ("GET", {}, ANALYST_API),
+    "agreement-report-detail": ("GET", {"uuid": "report"}, ANALYST_API),
+    "agreement-report-json": ("GET", {"uuid": "report"}, ANALYST_API),
+    "agreement-metric-run-list": ("GET", {}, ANALYST_API),
+    "agreement-metric-run-detail": ("GET", {"uuid": "metric_run"}, ANALYST_API),
+    # Judge API: analysts read, admins manage.
+    "judge-run-list": ("GET", {}, ANALYST_API),
+    "judge-run-detail": ("GET", {"uuid": "judge_run"}, ANALYST_API),
+    "judge-run-progress": ("GET", {"uuid": "judge_run"}, ANALYST_API),
+    "judge-run-cancel": ("POST", {"uuid": "judge_run"}, _post_only(ADMIN_API)),
+    "judge-run-resume": ("POST", {"uuid": "judge_run"}, _post_only(ADMIN_API)),
+    # Engine API: staff only, except the worker's own assignments.
+    "batch-list": ("GET", {}, ADMIN_API),
+    "batch-detail": ("GET", {"uuid": "batch"}, ADMIN_API),
+    "batch-progress": ("GET", {"uuid": "batch"}, ADMIN_API),
+    "batch-set-status": ("POST", {"uuid": "batch", "new_status": "paused"},
+                         _post_only(ADMIN_API)),
+    "task-list": ("GET", {}, ADMIN_API),
+    "task-detail": ("GET", {"uuid": "task"}, ADMIN_API),
+    "worker-list": ("GET", {}, ADMIN_API),
+    "worker-detail": ("GET", {"uuid": "worker"}, ADMIN_API),
+    "assignment-list": ("GET", {}, ADMIN_API),
+    "assignment-detail": ("GET", {"uuid": "assignment"}, ADMIN_API),
+    "my-assignment-list": ("GET", {}, ANNOTATOR_API),
+    "my-assignment-claim": ("POST", {"batch_uuid": "batch"}, _post_only(ANNOTATOR_API)),
+    # Only its own worker sees an assignment; the other annotator gets 404.
+    "my-assignment-detail": ("GET", {"uuid": "assignment"},
+                             dict(ANNOTATOR_API, other_annotator=404)),
+    "my-assignment-submit": ("POST", {"uuid": "assignment"},
+                             dict(ANNOTATOR_API, annotator=GET405, other_annotator=404)),
+    # Evaluation pages.
+    "judging:leaderboard": ("GET", {}, ANALYST_PAGE),
+    "judging:leaderboard_ratings_png": ("GET", {}, ANALYST_PAGE),
+    "judging:leaderboard_categories_png": ("GET", {}, ANALYST_PAGE),
+    "judging:leaderboard_download": ("GET", {"fmt": "csv"}, ANALYST_PAGE),
+    "judging:judges:run_list": ("GET", {}, ANALYST_PAGE),
+    "judging:judges:leaderboards": ("GET", {}, ANALYST_PAGE),
+    "judging:judges:run_detail": ("GET", {"run_uuid": "judge_run"}, ANALYST_PAGE),
+    "judging:judges:run_cancel": ("POST", {"run_uuid": "judge_run"}, _post_only(ADMIN_PAGE)),
+    "judging:judges:run_resume": ("POST", {"run_uuid": "judge_run"}, _post_only(ADMIN_PAGE)),
+    # Agreement reports.
+    "agreement:report_list": ("GET", {}, ANALYST_PAGE),
+    "agreement:report_start": ("POST", {}, _post_only(ANALYST_PAGE)),
+    "agreement:report_detail": ("GET", {"report_uuid": "report"}, ANALYST_PAGE),
+    "agreement:report_file": ("GET", {"report_uuid": "report", "name": "report_file"},
+                              ANALYST_PAGE),
+    # Provider pipeline (admins).
+    "pipeline:dashboard": ("GET", {}, ADMIN_PAGE),
+    "pipeline:push": ("POST", {}, _post_only(ADMIN_PAGE)),
+    "pipeline:report": ("GET", {}, ADMIN_PAGE),
+    "pipeline:report_json": ("GET", {}, ADMIN_PAGE),
+    "pipeline:report_csv": ("GET", {}, ADMIN_PAGE),
+    # Annotator pages.
+    "annotation:home": ("GET", {}, ANNOTATOR_PAGE),
+    # Claims (or resumes) the next task and redirects to it.
+    "annotation:batch_next": ("GET", {"batch_uuid": "batch"},
+                              dict(ANNOTATOR_PAGE, annotator="redirect",
+                                   other_annotator="redirect")),
+    # Public view guarded by ownership: everyone but the owner gets 404.
+    "annotation:assignment": ("GET", {"assignment_uuid": "assignment"},
+                              dict(anonymous=404, annotator="ok", other_annotator=404,
+                                   analyst=404, admin=404)),
+    "annotation:assignment_skip": ("POST", {"assignment_uuid": "assignment"},
+                                   dict(anonymous=404, annotator=GET405, other_annotator=404,
+                                        analyst=404, admin=404)),
+    # Marketplace entry points: public, their own checks apply. Without marketplace
+    # parameters: the MTurk preview renders, Prolific arrival and completion are refused.
+    "annotation:mturk_task": ("GET", {"task_uuid": "task"}, PUBLIC),
+    "annotation:prolific_batch": ("GET", {"batch_uuid": "batch"}, {r: 400 for r in ROLES}),
+    "annotation:prolific_done": ("POST", {"batch_uuid": "batch"}, {r: 400 for r in ROLES}),
+}
+
+# Admin URLs are covered by a rule: the login page is open, the rest is staff only and everyone
+# else is sent to the admin login.
+ADMIN_RULE = dict(anonymous="admin_login", annotator="admin_login",
+                  other_annotator="admin_login", analyst="admin_login", admin="staff_ok")
+# The admin is read-only for engine/provider records: staff get 403 on these "add" pages.
+ADMIN_NO_ADD = dict(ADMIN_RULE, admin=403)
+ADMIN_SPECIAL = {
+    "admin:login": ("GET", dict(PUBLIC, admin="redirect")),  # staff go on to the index
+    "admin:autocomplete": ("GET", ADMIN_NO_ADD),  # 403 without a valid field reference
+    **{f"admin:{model}_add": ("GET", ADMIN_NO_ADD) for model in (
+        "judging_judgerun", "judging_judgecall", "annotation_providersubmission",
+        "annotation_providerhit", "annotation_provideraction", "annotation_marketplacebatch",
+        "annotation_bonus", "annotation_assignment")},
+    # Django 5 logs out by POST only; non-staff are sent to the admin index (then its login).
+    "admin:logout": ("GET", dict({r: "redirect" for r in ROLES}, admin=405)),
+}
+
+# Cases whose access is known to be wrong (xfail strict); empty: fix the view, never the table.
+KNOWN_WRONG: dict[tuple[str, str], str] = {}
+
+
+def _walk(patterns, prefix="", namespace=""):
+    for p in patterns:
+        if isinstance(p, URLResolver):
+            ns = ":".join(filter(None, [namespace, p.namespace]))
+            yield from _walk(p.url_patterns, prefix + str(p.pattern), ns)
+        elif isinstance(p, URLPattern):
+            name = ":".join(filter(None, [namespace, p.name])) if p.name else ""
+            yield prefix + str(p.pattern), name
+
+
+def all_patterns():
+    """(route, key) for every URL pattern of the project; key is the table's entry name."""
+    out = []
+    for route, name in _walk(get_resolver().url_patterns):
+        key = name or ("<media>" if route.startswith("^media/") else f"<unnamed {route}>")
+        out.append((route, key))
+    return out
+
+
+def _build_path(route: str, values: dict) -> str:
+    path = re.sub(r"\(\?P<(\w+)>[^)]*\)", lambda m: str(values[m.group(1)]), route)
+    path = re.sub(r"<(?:(\w+):)?(\w+)>",  # DRF's suffix converter includes the dot
+                  lambda m: ("." if m.group(1) == "drf_format_suffix" else "")
+                  + str(values[m.group(2)]), path)
+    path = path.replace("^", "").replace("$", "").replace("/?", "").replace("\\.", ".")
+    return "/" + path
+
+
+def _cases():
+    cases = []
+    for route, key in all_patterns():
+        if route.startswith("admin/"):
+            continue  # test_admin_access
+        if key in EXPECTED:
+            method, _, table = EXPECTED[key]
+        else:
+            continue  # reported by test_every_url_has_an_explicit_permission
+        for role in ROLES:
+            marks = []
+            if (route, role) in KNOWN_WRONG:
+                marks = [pytest.mark.xfail(strict=True, reason=KNOWN_WRONG[(route, role)])]
+            cases.append(pytest.param(route, key, method, role, table[role], marks=marks,
+                                      id=f"{route}|{role}"))
+    return cases
+
+
+def test_every_url_has_an_explicit_permission():
+    missing = [(route, key) for route, key in all_patterns()
+               if not route.startswith("admin/") and key not in EXPECTED]
+    assert not missing, f"URLs without an entry in EXPECTED: {missing}"
+    stale = set(EXPECTED) - {key for _, key in all_patterns()}
+    assert not stale, f"EXPECTED entries for URLs that no longer exist: {stale}"
+    assert any(route.startswith("admin/") for route, _ in all_patterns())
+
+
+@pytest.fixture
+def world(db, alice, bob, analyst, admin):
+    """Real objects for every URL parameter; the assignment is leased to the annotator."""
+    from agreement.models import MetricRun, Report, ReportFile
+    from annotation.services.claims import task_claim_next
+    from annotation.services.workers import worker_for_user
+    from judging.judges.models import Judge, JudgeRun
+    from judging.models import EvalModel
+    from tests.factories import make_batch
+
+    batch = make_batch(2, n=2)
+    assignment = task_claim_next(batch=batch, worker=worker_for_user(alice))
+    worker_for_user(bob)
+    now = timezone.now()
+    report = Report.objects.create(title="r", created_at=now, status=Report.Status.DONE,
+                                   data={})
+    ReportFile.objects.create(report=report, name="table.csv", content=b"a,b\n",
+                              content_type="text/csv")
+    judge = Judge.objects.create(name="perm-judge", kind="pairwise",
+                                 base_url="http://127.0.0.1:9/v1", model_name="stand-in",
+                                 price_in_per_1k=Decimal("0"), price_out_per_1k=Decimal("0"))
+    media_path = default_storage.save("perm/probe.txt", ContentFile(b"probe"))
+    values = {
+        "batch": batch.uuid, "task": assignment.task.uuid, "assignment": assignment.uuid,
+        "worker": assignment.worker.uuid, "report": report.uuid, "report_file": "table.csv",
+        "metric_run": MetricRun.objects.create(metrics=["bleu"], created_at=now).uuid,
+        "judge_run": JudgeRun.objects.create(judge=judge, scope="comparisons",
+                                             created_at=now).uuid,
+        "model_name": EvalModel.objects.create(name="permmodel").name,
+        "media_path": media_path, "format": "json",
+    }
+    users = {"annotator": alice, "other_annotator": bob, "analyst": analyst, "admin": admin}
+    yield values, users
+    default_storage.delete(media_path)
+
+
+def _values_for(route, key, values):
+    if route.startswith("admin/"):
+        # Admin object URLs get an id that does not exist: staff are redirected to the index.
+        return {"object_id": "999999", "id": "999999", "pk": "999999", "content_type_id": "1", "app_label": "annotation",
+                "url": "nowhere/", "format": "json", **values}
+    params = EXPECTED[key][1] if key in EXPECTED else {}
+    out = {"format": "json"}
+    for param, source in params.items():
+        out[param] = values.get(source, source)
+    return out
+
+
+@pytest.mark.parametrize("route,key,method,role,expected", _cases())
+def test_access(world, route, key, method, role, expected):
+    values, users = world
+    _check(route, key, method, role, expected, values, users)
+
+
+@pytest.mark.parametrize("route,key", [pytest.param(r, k, id=r) for r, k in all_patterns()
+                                       if r.startswith("admin/")])
+def test_admin_access(db, route, key, alice, bob, analyst, admin):
+    """Admin URLs by rule (one test per URL, all roles, to keep ~190 patterns fast)."""
+    users = {"annotator": alice, "other_annotator": bob, "analyst": analyst, "admin": admin}
+    method, table = ADMIN_SPECIAL.get(key, ("GET", ADMIN_RULE))
+    for role in ROLES:
+        _check(route, key, method, role, table[role], {}, users)
+
+
+def _check(route, key, method, role, expected, values, users):
+    path = _build_path(route, _values_for(route, key, values))
+    client = Client()
+    if role != "anonymous":
+        client.force_login(users[role])
+    if isinstance(expected, tuple):
+        method, expected = expected
+    response = client.get(path) if method == "GET" else client.post(path)
+    status, location = response.status_code, response.headers.get("Location", "")
+    got = f"{role}: {path} → {status} {location}".strip()
+    if expected == "ok":
+        assert 200 <= status < 300, got
+    elif expected == "staff_ok":
+        assert status < 500 and status != 403 and "/login/" not in location, got
+    elif expected == "redirect":
+        assert status == 302 and "/login/" not in location, got
+    elif expected == "login":
+        assert status == 302 and location.startswith("/accounts/login/"), got
+    elif expected == "admin_login":
+        assert status == 302 and location.startswith("/admin/login/"), got
+    else:
+        assert status == expected, got
