@@ -21,6 +21,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _postgres import fresh_database  # noqa: E402
 
 
 class _NoMigrations(dict):
@@ -34,16 +37,7 @@ class _NoMigrations(dict):
 
 
 def _setup_database() -> None:
-    base = os.environ.get("TEST_DATABASE_URL")
-    if not base or not base.startswith("postgres"):
-        sys.exit("Set TEST_DATABASE_URL to a PostgreSQL server (scripts/services.sh start).")
-    import psycopg
-
-    server, _, _ = base.rpartition("/")
-    with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
-        conn.execute("DROP DATABASE IF EXISTS vlmeval_bench_judges")
-        conn.execute("CREATE DATABASE vlmeval_bench_judges")
-    os.environ["DATABASE_URL"] = f"{server}/vlmeval_bench_judges"
+    os.environ["DATABASE_URL"] = fresh_database("vlmeval_bench_judges")
     os.environ.setdefault("SECRET_KEY", "bench-only")
     os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
     import django

@@ -22,27 +22,23 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from _postgres import fresh_database  # noqa: E402
+
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 ACTION = re.compile(r'<form method="post" id="hit-form"[^>]*action="([^"]+)"', re.S)
 PASSWORD = "load-test-pw"
 
 
 def _database_url() -> str:
-    base = os.environ.get("TEST_DATABASE_URL")
-    if not base or not base.startswith("postgres"):
-        sys.exit("Set TEST_DATABASE_URL to a PostgreSQL server (scripts/services.sh start).")
-    import psycopg
     from django.conf import settings
 
     if settings.configured:  # a previous round's connection must not hold the database
         from django.db import connections
 
         connections.close_all()
-    server, _, _ = base.rpartition("/")
-    with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
-        conn.execute("DROP DATABASE IF EXISTS vlmeval_load WITH (FORCE)")
-        conn.execute("CREATE DATABASE vlmeval_load")
-    return f"{server}/vlmeval_load"
+    return fresh_database("vlmeval_load")
 
 
 def _env(db_url: str) -> dict:
