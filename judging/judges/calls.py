@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 
+from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import F, Q
 from django.utils import timezone
@@ -45,7 +46,7 @@ from judging.parsers import (
     parse_rubric_score,
 )
 
-from .models import Judge, JudgeCall, JudgeRun
+from .models import Judge, JudgeCall, JudgeRun, validate_api_key_env
 from .plans import Outcome
 from .templates import load_template
 
@@ -135,6 +136,10 @@ def client_for(judge: Judge) -> ChatClient:
         if client is None:
             api_key = None
             if judge.api_key_env:
+                try:  # also for rows written without a form
+                    validate_api_key_env(judge.api_key_env)
+                except ValidationError as exc:
+                    raise CallFailed(exc.messages[0]) from None
                 api_key = os.environ.get(judge.api_key_env)
                 if not api_key:
                     raise CallFailed(f"environment variable {judge.api_key_env} (API key of "

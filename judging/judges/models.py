@@ -6,11 +6,21 @@ parse path, template version, prompt hash, tokens, cost) and the idempotency key
 re-run or a resumed run never pay for the same call twice. Final verdicts go to
 ``judging.Judgment`` (source = judge name) so the ratings code treats judges like any annotator.
 """
+import re
 import uuid
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
+API_KEY_ENV = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
+
+
+def validate_api_key_env(name: str) -> None:
+    """Only variables named ``*_API_KEY`` may be sent to a judge endpoint, so an admin cannot
+    point a judge at another secret of the process (SECRET_KEY, AWS or Prolific credentials)."""
+    if name and not API_KEY_ENV.match(name):
+        raise ValidationError(f"{name!r}: use an environment variable named like OPENAI_API_KEY")
 
 class Judge(models.Model):
     """A named, versioned judge: provider endpoint + model + sampling + templates + kind.
@@ -34,8 +44,9 @@ class Judge(models.Model):
     base_url = models.CharField(max_length=500, help_text="OpenAI-compatible API root, …/v1")
     model_name = models.CharField(max_length=200)
     api_key_env = models.CharField(
-        max_length=100, blank=True,
-        help_text="NAME of the environment variable holding the API key (never the key)")
+        max_length=100, blank=True, validators=[validate_api_key_env],
+        help_text="NAME of the environment variable holding the API key (never the key); "
+                  "must end in _API_KEY")
     temperature = models.FloatField(default=0.0)
     max_tokens = models.PositiveIntegerField(default=1024)
     seed = models.IntegerField(null=True, blank=True, help_text="Sample i is sent seed + i")

@@ -181,9 +181,9 @@ def test_template_override_changes_prompt_and_version(server):
 def test_api_key_comes_from_the_named_env_var(server, monkeypatch):
     m1, m2 = make_models("m1", "m2")
     comparison = make_comparison(m1, m2)
-    monkeypatch.setenv("JUDGE_TEST_KEY", "sk-test-123")
+    monkeypatch.setenv("JUDGE_TEST_API_KEY", "sk-test-123")
     server.responder = lambda body: VERDICT.format("A")
-    _run(make_judge(server, api_key_env="JUDGE_TEST_KEY"), [comparison])
+    _run(make_judge(server, api_key_env="JUDGE_TEST_API_KEY"), [comparison])
     assert server.requests[0].headers["authorization"] == "Bearer sk-test-123"
     assert server.requests[0].headers["idempotency-key"] == JudgeCall.objects.get(
         ordering="AB").idempotency_key
@@ -192,6 +192,22 @@ def test_api_key_comes_from_the_named_env_var(server, monkeypatch):
 def test_missing_api_key_env_fails_units_without_calling(server):
     m1, m2 = make_models("m1", "m2")
     comparison = make_comparison(m1, m2)
-    run = _run(make_judge(server, api_key_env="JUDGE_TEST_MISSING_KEY"), [comparison])
+    run = _run(make_judge(server, api_key_env="JUDGE_TEST_MISSING_API_KEY"), [comparison])
     assert run.units_failed == 2 and server.call_count == 0
-    assert "JUDGE_TEST_MISSING_KEY" in run.units.first().error
+    assert "JUDGE_TEST_MISSING_API_KEY" in run.units.first().error
+
+
+def test_other_process_secrets_are_never_sent_as_an_api_key(server, monkeypatch):
+    """A judge may only name a *_API_KEY variable: SECRET_KEY & co. never leave the process."""
+    from django.core.exceptions import ValidationError
+
+    from judging.judges.models import validate_api_key_env
+
+    m1, m2 = make_models("m1", "m2")
+    comparison = make_comparison(m1, m2)
+    monkeypatch.setenv("SECRET_KEY", "django-secret")
+    run = _run(make_judge(server, api_key_env="SECRET_KEY"), [comparison])
+    assert run.units_failed == 2 and server.call_count == 0
+    with pytest.raises(ValidationError):
+        validate_api_key_env("AWS_SECRET_ACCESS_KEY")
+    validate_api_key_env("OPENAI_API_KEY")
