@@ -335,25 +335,7 @@ def _gold_verdict(batch: Batch, worker: Worker, config: ProviderConfig) -> tuple
 
 def assignment_approve(assignment: Assignment, *, feedback: str = "", actor: str = "") -> bool:
     """Approve (and so pay) a submitted assignment; False when it already was approved."""
-    _outside_transaction()
-    if assignment.status == Assignment.Status.APPROVED:
-        return False
-    if assignment.status != Assignment.Status.SUBMITTED:
-        raise ValidationError(f"Only submitted work can be approved (this is {assignment.status}).")
-    remote = _remote_assignment(assignment)
-    provider = get_provider(assignment.batch.provider)
-    if remote:
-        try:
-            provider.approve(remote, feedback)
-        except ProviderError as exc:
-            _log(assignment.batch, provider.name, "approve", remote, False, exc, actor)
-            raise
-    flipped = Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.SUBMITTED) \
-        .update(status=Assignment.Status.APPROVED)
-    assignment.status = Assignment.Status.APPROVED
-    _log(assignment.batch, provider.name, "approve", remote or str(assignment.uuid), True,
-         feedback, actor)
-    return bool(flipped)
+    return _decide(assignment, Assignment.Status.APPROVED, "approve", feedback, actor)
 
 
 def assignment_reject(assignment: Assignment, *, reason: str, actor: str = "") -> bool:
@@ -362,22 +344,30 @@ def assignment_reject(assignment: Assignment, *, reason: str, actor: str = "") -
     reason = (reason or "").strip()
     if not reason:
         raise ValidationError("A rejection needs a reason the worker can read.")
-    if assignment.status == Assignment.Status.REJECTED:
+    return _decide(assignment, Assignment.Status.REJECTED, "reject", reason, actor,
+                   review_note=reason[:500])
+
+
+def _decide(assignment: Assignment, status: str, action: str, note: str, actor: str,
+            **fields) -> bool:
+    """Tell the marketplace first (outside any transaction), then flip our row once."""
+    _outside_transaction()
+    if assignment.status == status:
         return False
     if assignment.status != Assignment.Status.SUBMITTED:
-        raise ValidationError(f"Only submitted work can be rejected (this is {assignment.status}).")
+        raise ValidationError(f"Only submitted work can be {status} (this is {assignment.status}).")
     remote = _remote_assignment(assignment)
     provider = get_provider(assignment.batch.provider)
     if remote:
         try:
-            provider.reject(remote, reason)
+            getattr(provider, action)(remote, note)
         except ProviderError as exc:
-            _log(assignment.batch, provider.name, "reject", remote, False, exc, actor)
+            _log(assignment.batch, provider.name, action, remote, False, exc, actor)
             raise
     flipped = Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.SUBMITTED) \
-        .update(status=Assignment.Status.REJECTED, review_note=reason[:500])
-    assignment.status = Assignment.Status.REJECTED
-    _log(assignment.batch, provider.name, "reject", remote or str(assignment.uuid), True, reason,
+        .update(status=status, **fields)
+    assignment.status = status
+    _log(assignment.batch, provider.name, action, remote or str(assignment.uuid), True, note,
          actor)
     return bool(flipped)
 
