@@ -93,7 +93,6 @@ def render_task(request, *, task, assignment=None, preview=False, error=None, da
         "token": assignment_token(assignment) if assignment and _is_token_flow(request) else "",
         "position": position[0],
         "total": position[1],
-        "percent": int(100 * (position[0] - 1) / position[1]) if position[1] else 0,
         "seconds_left": int((assignment.expires_at - timezone.now()).total_seconds())
         if assignment else None,
         **hit.page_context(task),
