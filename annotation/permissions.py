@@ -11,6 +11,8 @@ from django.core.exceptions import PermissionDenied
 from rest_framework.permissions import BasePermission
 
 ANNOTATOR, ANALYST = "annotator", "analyst"
+# Attributes the auth backend (annotation.auth_backend) sets when it loads the user with roles.
+ROLE_FLAGS = {ANNOTATOR: "_role_annotator", ANALYST: "_role_analyst"}
 
 
 def user_roles(user) -> set[str]:
@@ -20,7 +22,11 @@ def user_roles(user) -> set[str]:
     cached = getattr(user, "_vlmeval_roles", None)
     if cached is not None:
         return cached
-    roles = set(user.groups.values_list("name", flat=True)) & {ANNOTATOR, ANALYST}
+    flags = {role: getattr(user, attr, None) for role, attr in ROLE_FLAGS.items()}
+    if None in flags.values():  # loaded without the role flags (another backend, a test user)
+        roles = set(user.groups.values_list("name", flat=True)) & {ANNOTATOR, ANALYST}
+    else:
+        roles = {role for role, member in flags.items() if member}
     if user.is_staff:
         roles |= {"admin", ANALYST}
     user._vlmeval_roles = roles

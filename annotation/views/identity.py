@@ -7,7 +7,6 @@ from django.core import signing
 
 from ..models import Assignment
 from ..permissions import ANNOTATOR, user_roles
-from ..services.workers import worker_for_user
 
 _SALT = "annotation.assignment"
 _MAX_AGE = 7 * 24 * 3600
@@ -30,5 +29,5 @@ def request_owns(request, assignment: Assignment) -> bool:
     if token:
         return token_matches(token, assignment)
     if ANNOTATOR in user_roles(request.user):
-        return worker_for_user(request.user).pk == assignment.worker_id
+        return assignment.worker.user_id == request.user.pk
     return False

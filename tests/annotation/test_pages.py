@@ -28,9 +28,13 @@ def test_local_annotator_claims_sees_and_submits(alice_client):
     assert page.headers["Content-Security-Policy"].endswith("base-uri 'none'")
     submitted = alice_client.post(url, {"choice": "B"})
     assert submitted.status_code == 302
-    next_url = alice_client.get(submitted.url).url
-    assert "Task 2 of 2" in alice_client.get(next_url).content.decode()
+    second = Assignment.objects.get(worker__user__username="alice", status="leased")
+    assert submitted.url == reverse("annotation:assignment", args=[second.uuid])  # no detour
+    assert "Task 2 of 2" in alice_client.get(submitted.url).content.decode()
     assert Assignment.objects.get(uuid=url.split("/")[-2]).answer == {"choice": "B"}
+    last = alice_client.post(submitted.url, {"choice": "A"})
+    assert last.url == reverse("annotation:batch_next", args=[batch.uuid])
+    assert "All done" in alice_client.get(last.url).content.decode()
 
 
 def test_worker_text_is_escaped(alice_client):
