@@ -22,7 +22,7 @@ from _postgres import fresh_database  # noqa: E402
 
 
 def _setup_database() -> None:
-    os.environ["DATABASE_URL"] = fresh_database("vlmeval_bench")
+    os.environ["DATABASE_URL"] = fresh_database("bench")
     os.environ.setdefault("SECRET_KEY", "bench-only")
     os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
     import django

@@ -37,7 +37,7 @@ class _NoMigrations(dict):
 
 
 def _setup_database() -> None:
-    os.environ["DATABASE_URL"] = fresh_database("vlmeval_bench_judges")
+    os.environ["DATABASE_URL"] = fresh_database("bench_judges")
     os.environ.setdefault("SECRET_KEY", "bench-only")
     os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
     import django

@@ -5,7 +5,9 @@ Each simulated annotator logs in, then loops: GET "next task" (redirects to the 
 POST the answer (with the page's CSRF token) until the batch is done for them. Prints
 throughput, p50/p95/p99 latency, and checks the invariants afterwards: 0 over-assignment,
 0 duplicate answers, 0 lost submissions (every submit the server acknowledged is in the database).
-Exit status 1 when an invariant is violated (CI runs --quick).
+Exit status 1 when an invariant is violated (CI runs --quick). The "client" column is the load
+generator's own CPU share (it runs on the same machine); sessions sit in Redis when
+TEST_REDIS_URL is set (as `scripts/services.sh start` exports), as a production deployment would.
 """
 import argparse
 import asyncio
@@ -28,7 +30,6 @@ from _postgres import fresh_database  # noqa: E402
 
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
 ACTION = re.compile(r'<form method="post" id="hit-form"[^>]*action="([^"]+)"', re.S)
-PASSWORD = "load-test-pw"
 
 
 def _database_url() -> str:
@@ -38,32 +39,47 @@ def _database_url() -> str:
         from django.db import connections
 
         connections.close_all()
-    return fresh_database("vlmeval_load")
+    return fresh_database("load")
 
 
 def _env(db_url: str) -> dict:
     return {**os.environ, "DATABASE_URL": db_url, "SECRET_KEY": "load-bench-only",
             "DEBUG": "0", "SESSION_COOKIE_SECURE": "0", "CSRF_COOKIE_SECURE": "0",
             "ALLOWED_HOSTS": "127.0.0.1", "DJANGO_SETTINGS_MODULE": "config.settings",
-            "DATABASE_CONN_MAX_AGE": "60", "LOG_LEVEL": "WARNING"}
+            "DATABASE_CONN_MAX_AGE": "60", "LOG_LEVEL": "WARNING",
+            "CACHE_URL": os.environ.get("TEST_REDIS_URL", "")}
 
 
-def _prepare(env: dict, annotators: int, tasks: int, n: int) -> str:
+def _prepare(env: dict, annotators: int, tasks: int, n: int) -> tuple[str, list[str]]:
+    """Migrate, seed the batch, and sign each annotator in (a session made here: logging in
+    over HTTP would spend the run hashing passwords, which is not what this measures)."""
     os.environ.update(env)
     import django
 
     django.setup()
+    from django.conf import settings
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.auth.models import Group, User
     from django.core.management import call_command
+    from django.utils.module_loading import import_string
 
     from tests.factories import make_batch
 
     call_command("migrate", verbosity=0)
     group = Group.objects.get(name="annotator")
+    store = import_string(settings.SESSION_ENGINE + ".SessionStore")
+    sessions = []
     for i in range(annotators):
-        user = User.objects.create_user(f"load{i}", password=PASSWORD)
+        user = User(username=f"load{i}")
+        user.set_unusable_password()
+        user.save()
         user.groups.add(group)
-    return str(make_batch(tasks, n=n).uuid)
+        session = store()
+        session.update({SESSION_KEY: str(user.pk), HASH_SESSION_KEY: user.get_session_auth_hash(),
+                        BACKEND_SESSION_KEY: settings.AUTHENTICATION_BACKENDS[0]})
+        session.create()
+        sessions.append(session.session_key)
+    return str(make_batch(tasks, n=n).uuid), sessions
 
 
 def _free_port() -> int:
@@ -72,15 +88,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-async def _annotator(base, index, batch_uuid, latencies, acknowledged, errors):
-    async with httpx.AsyncClient(base_url=base, timeout=30) as client:
-        page = await client.get("/accounts/login/")
-        token = CSRF.search(page.text).group(1)
-        await client.post("/accounts/login/", data={
-            "username": f"load{index}", "password": PASSWORD, "csrfmiddlewaretoken": token})
+async def _annotator(base, index, session, batch_uuid, think, latencies, acknowledged, errors):
+    async with httpx.AsyncClient(base_url=base, timeout=30,
+                                 cookies={"sessionid": session}) as client:
+        url = f"/work/batch/{batch_uuid}/next/"  # a submit redirects straight to the next task
         while True:
             t0 = time.perf_counter()
-            page = await client.get(f"/work/batch/{batch_uuid}/next/", follow_redirects=True)
+            page = await client.get(url, follow_redirects=True)
             latencies["page"].append(time.perf_counter() - t0)
             if "All done" in page.text:
                 return
@@ -88,14 +102,18 @@ async def _annotator(base, index, batch_uuid, latencies, acknowledged, errors):
             if page.status_code != 200 or not match:
                 errors.append(f"page {page.status_code}")
                 return
+            if think:
+                await asyncio.sleep(think)
             t0 = time.perf_counter()
             answer = await client.post(match.group(1), data={
                 "choice": "AB"[index % 2], "csrfmiddlewaretoken": CSRF.search(page.text).group(1)})
             latencies["submit"].append(time.perf_counter() - t0)
             if answer.status_code == 302:
                 acknowledged.append(match.group(1).rstrip("/").split("/")[-1])
+                url = answer.headers["location"]
             else:
                 errors.append(f"submit {answer.status_code}")
+                url = f"/work/batch/{batch_uuid}/next/"
 
 
 def _pct(values, q):
@@ -103,10 +121,10 @@ def _pct(values, q):
     return values[min(len(values) - 1, int(q * len(values)))] * 1000 if values else float("nan")
 
 
-def run(workers: int, tasks: int, n: int, gunicorn_workers: int) -> dict:
+def run(workers: int, tasks: int, n: int, gunicorn_workers: int, think: float = 0.0) -> dict:
     db_url = _database_url()
     env = _env(db_url)
-    batch_uuid = _prepare(env, workers, tasks, n)
+    batch_uuid, sessions = _prepare(env, workers, tasks, n)
     port = _free_port()
     server = subprocess.Popen(
         [str(ROOT / ".venv/bin/gunicorn"), "config.wsgi", "-b", f"127.0.0.1:{port}",
@@ -124,12 +142,13 @@ def run(workers: int, tasks: int, n: int, gunicorn_workers: int) -> dict:
         acknowledged, errors = [], []
 
         async def main():
-            await asyncio.gather(*(_annotator(base, i, batch_uuid, latencies, acknowledged, errors)
-                                   for i in range(workers)))
+            await asyncio.gather(*(
+                _annotator(base, i, session, batch_uuid, think, latencies, acknowledged, errors)
+                for i, session in enumerate(sessions)))
 
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         asyncio.run(main())
-        wall = time.perf_counter() - start
+        wall, client_cpu = time.perf_counter() - start, time.process_time() - cpu
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -152,7 +171,8 @@ def run(workers: int, tasks: int, n: int, gunicorn_workers: int) -> dict:
     return {"workers": workers, "submissions": len(acknowledged), "wall": wall,
             "throughput": len(acknowledged) / wall, "p50": _pct(all_latencies, 0.5),
             "p95": _pct(all_latencies, 0.95), "p99": _pct(all_latencies, 0.99),
-            "submit_p95": _pct(latencies["submit"], 0.95), **invariants,
+            "submit_p95": _pct(latencies["submit"], 0.95), "client_cpu": client_cpu / wall,
+            **invariants,
             "complete": len(rows) == tasks * n}
 
 
@@ -161,18 +181,24 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="10 annotators, small batch (CI)")
     parser.add_argument("--workers", type=int, nargs="*", default=[10, 50, 200])
     parser.add_argument("--gunicorn-workers", type=int, default=4)
+    parser.add_argument("--think-ms", type=float, default=0.0,
+                        help="pause between seeing a task and submitting it (0 = closed loop)")
     args = parser.parse_args()
     sizes = [10] if args.quick else args.workers
+    print(f"gunicorn: {args.gunicorn_workers} sync workers; think time {args.think_ms:.0f} ms; "
+          f"sessions: {'Redis cache' if os.environ.get('TEST_REDIS_URL') else 'database'}")
+    print("With no think time each annotator waits for its own previous request, so by Little's law "
+          "the mean latency is N / request rate: latency at N=50 measures queueing, not service.")
     print(f"{'N':>4} {'subm':>6} {'subm/s':>7} {'p50 ms':>7} {'p95 ms':>7} {'p99 ms':>7} "
-          f"{'over':>5} {'dup':>4} {'lost':>5} {'err':>4}")
+          f"{'client':>6} {'over':>5} {'dup':>4} {'lost':>5} {'err':>4}")
     ok = True
     for workers in sizes:
         tasks = 40 if args.quick else max(200, workers * 2)
-        r = run(workers, tasks, 5, args.gunicorn_workers)
+        r = run(workers, tasks, 5, args.gunicorn_workers, args.think_ms / 1000)
         ok &= r["over_assignment"] == r["duplicates"] == r["lost"] == r["errors"] == 0
         ok &= r["complete"]
         print(f"{workers:>4} {r['submissions']:>6} {r['throughput']:>7.0f} {r['p50']:>7.1f} "
-              f"{r['p95']:>7.1f} {r['p99']:>7.1f} {r['over_assignment']:>5} "
+              f"{r['p95']:>7.1f} {r['p99']:>7.1f} {r['client_cpu']:>6.0%} {r['over_assignment']:>5} "
               f"{r['duplicates']:>4} {r['lost']:>5} {r['errors']:>4}")
     print("invariants:", "ok" if ok else "VIOLATED")
     sys.exit(0 if ok else 1)
