@@ -37,6 +37,15 @@ def _require(data, fields, alternative):
             raise ValidationError(f"{field} is required (or give {alternative})")
 
 
+def _whole(value) -> int | None:
+    """A whole number given as an int or as digits ("4"), else None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().isdecimal():
+        return int(value)
+    return None
+
+
 def instance_images(instance) -> list[dict]:
     return [{"url": ii.image.display_url, "caption": ii.caption}
             for ii in instance.instance_images.select_related("image")]
@@ -304,6 +313,15 @@ class RubricHit(HitType):
                 "response_text": payload["response_text"], "criteria": payload["criteria"],
                 "levels": [(i, payload[f"score{i}"]) for i in range(1, 6)],
                 "reference_answer": payload.get("reference_answer", "")}
+
+    def clean_gold(self, gold):
+        """``{"score": 1–5, "tolerance": 0–4}`` (tolerance optional; whole numbers)."""
+        score = _whole(gold.get("score")) if isinstance(gold, dict) else None
+        tolerance = _whole(gold.get("tolerance", 0)) if isinstance(gold, dict) else None
+        if score not in range(1, 6) or tolerance not in range(0, 5):
+            raise ValidationError('_gold_answer must be {"score": 1–5, "tolerance": 0–4} '
+                                  "(tolerance optional)")
+        return gold
 
     def is_correct(self, answer, gold) -> bool:
         """Gold ``{"score": s, "tolerance": t}``: right when within t points (default 0)."""

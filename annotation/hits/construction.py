@@ -173,6 +173,11 @@ class ReferenceVerificationHit(HitType):
         return {"instance": instance, "images": _images(instance),
                 "candidate": instance.candidate_reference}
 
+    def clean_gold(self, gold):
+        if not isinstance(gold, dict) or gold.get("correct") not in ("yes", "no"):
+            raise ValidationError('_gold_answer must be {"correct": "yes"} or {"correct": "no"}')
+        return gold
+
     def is_correct(self, answer, gold) -> bool:
         return answer.get("correct") == (gold or {}).get("correct")
 

@@ -39,6 +39,11 @@ class HitType:
         """What the template needs to show this task."""
         return {"payload": task.payload}
 
+    def clean_gold(self, gold: Any) -> Any:
+        """Check a gold answer at upload (raise ValidationError), so ``is_correct`` can rely on
+        its shape; the default accepts any JSON value."""
+        return gold
+
     def is_correct(self, answer: dict[str, Any], gold: Any) -> bool:
         """Gold check; the default compares every key of the gold answer."""
         if isinstance(gold, dict):

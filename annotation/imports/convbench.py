@@ -9,8 +9,9 @@ from __future__ import annotations
 from django.db import transaction
 
 from ..dataset_formats import CONVBENCH_TURN_SKILLS, FormatError, parse_convbench_xlsx
+from ..db_text import storage_problem
 from ..image_fetch import ImageFetchError
-from ..models import ConversationTurn, Instance, InstanceImage
+from ..models import ConversationTurn, Image, Instance, InstanceImage
 from .common import ImportFailed, ImportSummary
 from .images import image_for_external_id, image_store_bytes
 
@@ -25,6 +26,7 @@ def import_convbench(source, images_dir=None) -> ImportSummary:
     summary = ImportSummary(details={"images missing": len(dataset.missing_image_ids)})
     with transaction.atomic():
         for record in dataset.records:
+            _check(record)
             external_id = f"{SOURCE}:{record.id}"
             if Instance.objects.filter(source=SOURCE, external_id=external_id).exists():
                 summary.skipped += 1
@@ -54,3 +56,13 @@ def import_convbench(source, images_dir=None) -> ImportSummary:
             )
             summary.created += 1
     return summary
+
+
+def _check(record) -> None:
+    """Values the parser accepts but the database cannot hold."""
+    problem = storage_problem(record)
+    limit = Image._meta.get_field("external_id").max_length
+    if problem is None and len(record.image_id) > limit:
+        problem = f"image_id is longer than {limit} characters"
+    if problem is not None:
+        raise ImportFailed(f"ConvBench workbook: conversation ID {record.id}: {problem}")

@@ -23,8 +23,9 @@ from pathlib import Path
 
 from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, transaction
 
+from ..db_text import storage_problem
 from ..models import (
     ConversationTurn,
     Image,
@@ -67,7 +68,7 @@ def import_jsonl_dump(source) -> ImportSummary:
         for line in lines:
             try:
                 created = _write(line, images, families, summary)
-            except IntegrityError as exc:
+            except DatabaseError as exc:
                 raise ImportFailed(f"JSONL dump: line {line.number}: {exc}") from exc
             summary.created += created
             summary.skipped += not created
@@ -88,7 +89,8 @@ def _read(source) -> str:
 
 def _parse(text: str) -> list[_Line]:
     lines, seen = [], set()
-    for number, raw in enumerate(text.splitlines(), start=1):
+    # split on "\n" only: the dump writes U+2028, U+0085 … raw inside JSON strings
+    for number, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
         try:
@@ -142,6 +144,9 @@ def _clean(obj, what: str, exclude: list[str]) -> None:
 
 def _validate(number: int, record) -> _Line:
     _require(record, ("uuid", *INSTANCE_FIELDS, "family", "images", "turns", "rubrics"), "record")
+    for key, value in record.items():  # NUL / lone surrogates pass full_clean but not the database
+        if (problem := storage_problem([key, value])) is not None:
+            raise ValidationError(f"{key[:60]!r}: {problem}")
     instance = Instance(uuid=_uuid(record["uuid"], "uuid"),
                         **{k: record[k] for k in INSTANCE_FIELDS})
     _clean(instance, "instance", ["family", "stage_task"])

@@ -9,7 +9,8 @@ from __future__ import annotations
 from django.db import transaction
 
 from ..dataset_formats import FormatError, parse_prometheus_jsonl
-from ..models import Instance, InstanceImage, ScoreRubric
+from ..db_text import storage_problem
+from ..models import Image, Instance, InstanceImage, ScoreRubric
 from .common import ImportFailed, ImportSummary, content_id
 from .images import image_for_external_id
 
@@ -23,7 +24,8 @@ def import_prometheus(source) -> ImportSummary:
         raise ImportFailed(f"Prometheus-Vision jsonl: {exc}") from exc
     summary = ImportSummary()
     with transaction.atomic():
-        for record in records:
+        for number, record in enumerate(records, start=1):
+            _check(record, number)
             external_id = content_id(SOURCE, record.image, record.instruction, record.response,
                                      record.reference_answer, record.rubric.criteria)
             if Instance.objects.filter(source=SOURCE, external_id=external_id).exists():
@@ -47,3 +49,14 @@ def import_prometheus(source) -> ImportSummary:
             )
             summary.created += 1
     return summary
+
+
+def _check(record, number: int) -> None:
+    """Values the parser accepts but the database cannot hold."""
+    problem = storage_problem(record)
+    limit = Image._meta.get_field("external_id").max_length
+    if problem is None and len(record.image) > limit:
+        problem = f"image is longer than {limit} characters"
+    if problem is not None:
+        raise ImportFailed(f"Prometheus-Vision jsonl: record {number} (image "
+                           f"{record.image[:60]!r}): {problem}")

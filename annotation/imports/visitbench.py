@@ -9,10 +9,11 @@ are stored as verified. Unrated multi rows land in the pipeline stage their data
 """
 from __future__ import annotations
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 
 from ..dataset_formats import FormatError, VisitRecord, parse_visit_csv
-from ..models import Instance, InstanceImage, InstructionFamily
+from ..db_text import storage_problem
+from ..models import Image, Instance, InstanceImage, InstructionFamily
 from .common import ImportFailed, ImportSummary, content_id
 from .images import image_for_url
 
@@ -28,11 +29,30 @@ def import_visitbench(source) -> ImportSummary:
     summary = ImportSummary(details={"layout": dataset.format})
     with transaction.atomic():
         for number, record in enumerate(dataset.records, start=1):
-            if _write(record, dataset.format, number):
-                summary.created += 1
-            else:
-                summary.skipped += 1
+            _check(record, number)
+            try:
+                created = _write(record, dataset.format, number)
+            except DatabaseError as exc:  # a value the checks above did not foresee
+                raise ImportFailed(f"{_where(record, number)}: the database refused it "
+                                   f"({exc})") from exc
+            summary.created += created
+            summary.skipped += not created
     return summary
+
+
+def _where(record: VisitRecord, number: int) -> str:
+    return f"VisIT-Bench CSV: record {number} ({record.instruction[:60]!r})"
+
+
+def _check(record: VisitRecord, number: int) -> None:
+    """Values the parser accepts but the database cannot hold (NUL, lone surrogates,
+    URLs longer than the image column)."""
+    if (problem := storage_problem(record)) is not None:
+        raise ImportFailed(f"{_where(record, number)}: {problem}")
+    limit = Image._meta.get_field("source_url").max_length
+    if any(len(ref.url) > limit for ref in record.images):
+        raise ImportFailed(f"{_where(record, number)}: an image URL is longer than {limit} "
+                           "characters")
 
 
 def visit_external_id(record: VisitRecord, layout: str) -> str:
@@ -78,10 +98,7 @@ def _outcome(record: VisitRecord, layout: str, number: int) -> tuple[str, str, s
             return Status.PENDING, Reason.NONE, Stage.REFERENCE
         return Status.PENDING, Reason.NONE, Stage.VERIFICATION
     if hv.gpt4_correct + hv.problem_in_caption + hv.problem_in_gpt4 > 1:
-        raise ImportFailed(
-            f"VisIT-Bench CSV: record {number} ({record.instruction[:60]!r}): at most one "
-            "human_ratings_* flag may be True"
-        )
+        raise ImportFailed(f"{_where(record, number)}: at most one human_ratings_* flag may be True")
     if hv.gpt4_correct:
         return Status.VERIFIED, Reason.NONE, Stage.DONE
     if hv.problem_in_caption:

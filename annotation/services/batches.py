@@ -9,6 +9,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from ..db_text import storage_problem
 from ..hits import get_hit_type
 from ..models import Batch, Task
 
@@ -25,22 +26,31 @@ def rows_from_upload(name: str, data: bytes) -> list[dict[str, Any]]:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise RowError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+        line = data[:exc.start].count(b"\n") + 1
+        raise RowError(f"{name}: line {line}: not UTF-8 text ({exc.reason} at byte "
+                       f"{exc.start})") from exc
     if name.lower().endswith((".jsonl", ".ndjson")):
         rows = []
-        for number, line in enumerate(text.splitlines(), start=1):
+        # split on "\n" only: U+2028, U+0085 … are legal inside JSON strings
+        for number, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise RowError(f"Line {number}: invalid JSON ({exc.msg})") from exc
+            except RecursionError:
+                raise RowError(f"Line {number}: invalid JSON (nested too deeply)") from None
             if not isinstance(row, dict):
                 raise RowError(f"Line {number}: expected a JSON object")
             rows.append(row)
         return rows
     if name.lower().endswith(".csv"):
-        return [dict(row) for row in csv.DictReader(io.StringIO(text))]
+        reader = csv.DictReader(io.StringIO(text))
+        try:
+            return [dict(row) for row in reader]
+        except csv.Error as exc:  # e.g. a field over csv.field_size_limit()
+            raise RowError(f"Line {reader.line_num + 1}: malformed CSV ({exc})") from exc
     raise RowError(f"{name}: use a .csv or .jsonl file")
 
 
@@ -61,6 +71,10 @@ def batch_create_from_rows(
         try:
             payload = hit.clean_payload(payload)
             gold = _parse_gold(row.get("_gold_answer"))
+            if gold is not None:
+                gold = hit.clean_gold(gold)
+            if (problem := storage_problem([payload, gold])) is not None:
+                raise ValidationError(problem)
         except ValidationError as exc:
             raise RowError(f"Row {number}: {'; '.join(exc.messages)}") from exc
         cleaned.append((payload, gold))

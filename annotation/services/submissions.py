@@ -16,6 +16,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from ..db_text import storage_problem
 from ..hits import get_hit_type
 from ..models import Assignment, Task
 from .errors import AnswerInvalid, NotSubmittable, TooFast
@@ -41,7 +42,12 @@ def assignment_submit(
     try:
         answer = hit.clean_answer(data, task=assignment.task)
     except ValidationError as exc:
-        raise AnswerInvalid("; ".join(exc.messages)) from exc
+        # The form's message may echo the input: say what is unstorable instead of echoing it.
+        problem = storage_problem(data)
+        raise AnswerInvalid(f"The answer cannot be stored: {problem}." if problem
+                            else "; ".join(exc.messages)) from exc
+    if (problem := storage_problem(answer)) is not None:  # e.g. "\ud800" in an API answer
+        raise AnswerInvalid(f"The answer cannot be stored: {problem}.")
     spent = (now - assignment.claimed_at).total_seconds()
     if spent < batch.min_seconds:
         raise TooFast(

@@ -29,6 +29,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from annotation.db_text import storage_problem
 from annotation.models import Instance
 
 from ..models import Comparison, EvalModel, Judgment, Response
@@ -131,8 +132,13 @@ def import_responses(*, model_name: str, lines: Iterable[str]) -> int:
                 text = given.get(turn)
                 if not isinstance(text, str) or not text.strip():
                     raise ValueError(f"turn {turn} response is missing")
+                if (problem := storage_problem(text)) is not None:
+                    raise ValueError(f"turn {turn} response: {problem}")
                 texts[turn] = text
-        except (ValueError, KeyError, TypeError, ValidationError, Instance.DoesNotExist) as exc:
+        except RecursionError:
+            raise ValidationError(f"line {number}: JSON nested too deeply") from None
+        except (ValueError, KeyError, TypeError, OverflowError, ValidationError,
+                Instance.DoesNotExist) as exc:
             raise ValidationError(f"line {number}: {exc}") from exc
         for turn, text in texts.items():
             Response.objects.update_or_create(instance=instance, model=model, turn=turn,

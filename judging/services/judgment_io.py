@@ -41,6 +41,7 @@ import csv
 import hashlib
 import io
 import json
+import math
 from collections import Counter
 from datetime import datetime, timedelta
 
@@ -48,7 +49,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from annotation.models import Worker
+from annotation.db_text import storage_problem
+from annotation.models import Image, Instance, Worker
 from annotation.services.batches import RowError, rows_from_upload
 
 from ..models import Comparison, EvalModel, Judgment, Response
@@ -60,6 +62,7 @@ COLUMNS = ["item_id", "instruction", "image_urls", "model_a", "response_a", "mod
 VISIT_COLUMNS = ["image_url", "instruction", "A", "B", "A_model", "B_model",
                  "model_selection.A", "model_selection.B"]
 TURNS = {"", "1", "2", "3", "overall"}
+MAX_VOTES = 1000  # per human-preference row: a larger count is a corrupt cell, not votes
 _IMPORT_LOCK = 0x4A554447  # PostgreSQL advisory lock: judgment imports run one at a time
 
 
@@ -74,6 +77,8 @@ def _text(row, key) -> str:
 def _urls(raw, number) -> list[str]:
     if isinstance(raw, list):
         return [str(u) for u in raw]
+    if raw is not None and not isinstance(raw, str):
+        raise ImportRejected(f"Row {number}: image_urls is not a JSON list")
     raw = (raw or "").strip()
     if not raw:
         return []
@@ -81,7 +86,7 @@ def _urls(raw, number) -> list[str]:
         return [raw]
     try:
         urls = json.loads(raw)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         raise ImportRejected(f"Row {number}: image_urls is not a JSON list") from None
     if not isinstance(urls, list):
         raise ImportRejected(f"Row {number}: image_urls is not a JSON list")
@@ -96,7 +101,7 @@ def _answers(raw: str, number: int, column: str) -> list[str]:
         return [raw]
     try:
         texts = json.loads(raw)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         raise ImportRejected(f"Row {number}: {column} of an overall row is not a JSON "
                              "list of answers") from None
     if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts) \
@@ -110,7 +115,7 @@ def _feedbacks(raw: str, number: int) -> list[dict]:
     """A feedback row's two feedbacks (``response_b``), normalised to source/score/feedback."""
     try:
         items = json.loads(raw) if raw else None
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         items = None
     if not isinstance(items, list) or len(items) != 2 or not all(
             isinstance(i, dict) and isinstance(i.get("feedback"), str) and i["feedback"].strip()
@@ -123,6 +128,8 @@ def _feedbacks(raw: str, number: int) -> list[dict]:
         score = item.get("score")
         if score is not None and (isinstance(score, bool) or not isinstance(score, int | float)):
             raise ImportRejected(f"Row {number}: a feedback's score is not a number")
+        if score is not None and not _finite(score):
+            raise ImportRejected(f"Row {number}: a feedback's score is not a finite number")
         out.append({"source": str(item.get("source") or ""),
                     "score": None if score is None else float(score),
                     "feedback": item["feedback"]})
@@ -148,6 +155,8 @@ def _clean(row: dict, number: int) -> dict:
             out["score"] = float(out["score"])
         except ValueError:
             raise ImportRejected(f"Row {number}: score is not a number") from None
+        if not math.isfinite(out["score"]):
+            raise ImportRejected(f"Row {number}: score is not a finite number")
         if out["model_b"] or out["choice"]:
             raise ImportRejected(f"Row {number}: a scored row leaves model_b and choice empty")
         out["kind"] = Judgment.Kind.SCORE
@@ -163,13 +172,41 @@ def _clean(row: dict, number: int) -> dict:
         elif out["model_a"] == out["model_b"]:
             raise ImportRejected(f"Row {number}: model_a and model_b are the same")
     if out["timestamp"]:
-        stamp = parse_datetime(out["timestamp"])
+        try:
+            stamp = parse_datetime(out["timestamp"])
+        except ValueError:  # well formed but impossible, e.g. 30 February
+            stamp = None
         if stamp is None:
             raise ImportRejected(f"Row {number}: timestamp is not ISO 8601")
         out["timestamp"] = stamp if timezone.is_aware(stamp) else timezone.make_aware(stamp)
     else:
         out["timestamp"] = None
+    _check_storable(out, number)
     return out
+
+
+def _finite(number) -> bool:
+    try:
+        return math.isfinite(number)
+    except OverflowError:  # an int too large for a float
+        return False
+
+
+_LIMITS = (("item_id", Instance, "external_id"), ("model_a", EvalModel, "name"),
+           ("model_b", EvalModel, "name"))
+
+
+def _check_storable(row: dict, number: int) -> None:
+    """Values the database cannot hold (NUL, lone surrogates, longer than the column)."""
+    if (problem := storage_problem(row)) is not None:
+        raise ImportRejected(f"Row {number}: {problem}")
+    for column, model, field in _LIMITS:
+        limit = model._meta.get_field(field).max_length
+        if len(row[column]) > limit:
+            raise ImportRejected(f"Row {number}: {column} is longer than {limit} characters")
+    limit = Image._meta.get_field("source_url").max_length
+    if any(len(url) > limit for url in row["image_urls"]):
+        raise ImportRejected(f"Row {number}: an image URL is longer than {limit} characters")
 
 
 def _selection(value, number, column) -> float:
@@ -179,9 +216,12 @@ def _selection(value, number, column) -> float:
     if raw in ("false", "no", ""):
         return 0.0
     try:
-        return float(raw)
+        count = float(raw)
     except ValueError:
         raise ImportRejected(f"Row {number}: {column} must be a count or true/false") from None
+    if not 0 <= count <= MAX_VOTES:  # also refuses NaN
+        raise ImportRejected(f"Row {number}: {column} must be a count from 0 to {MAX_VOTES}")
+    return count
 
 
 def visit_rows_to_generic(rows: list[dict]) -> list[tuple[int, dict]]:

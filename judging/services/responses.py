@@ -13,6 +13,7 @@ import json
 
 from django.db import transaction
 
+from annotation.db_text import storage_problem
 from annotation.models import Instance
 from annotation.services.batches import RowError, rows_from_upload
 
@@ -28,12 +29,16 @@ def _image_urls(row: dict, number: int) -> list[str]:
     raw = row.get("images", row.get("image", row.get("image_url", "")))
     if isinstance(raw, list):
         return [str(u) for u in raw]
+    if raw is not None and not isinstance(raw, str):
+        raise ImportRejected(f"Row {number}: images is not a JSON list")
     raw = (raw or "").strip()
     if raw.startswith("["):
         try:
             urls = json.loads(raw)
-        except json.JSONDecodeError:
-            raise ImportRejected(f"Row {number}: images is not a JSON list") from None
+        except (json.JSONDecodeError, RecursionError):
+            urls = None
+        if not isinstance(urls, list):
+            raise ImportRejected(f"Row {number}: images is not a JSON list")
         return [str(u) for u in urls]
     return [raw] if raw else []
 
@@ -73,8 +78,11 @@ def predictions_import(name: str, data: bytes, *, model: str | None = None,
     planned = []
     for number, row in enumerate(rows, start=1):
         urls = _image_urls(row, number)
+        instruction = row.get("instruction") or ""
+        if not isinstance(instruction, str):
+            raise ImportRejected(f"Row {number}: instruction is not text")
         instance, why = index.find(item_id=str(row.get("item_id") or ""),
-                                   instruction=row.get("instruction", ""), image_urls=urls)
+                                   instruction=instruction, image_urls=urls)
         if instance is None:
             report.unmatched.append(f"row {number}: {why}")
             continue
@@ -82,6 +90,8 @@ def predictions_import(name: str, data: bytes, *, model: str | None = None,
         for model_name, text in _predictions(row, number, model):
             if not isinstance(text, str) or not text.strip():
                 raise ImportRejected(f"Row {number}: empty prediction for {model_name!r}")
+            if (problem := storage_problem([model_name, text])) is not None:
+                raise ImportRejected(f"Row {number}: {problem}")
             planned.append((number, instance, turn, model_name, text))
     if report.unmatched and not skip_unmatched:
         raise ImportRejected(f"{len(report.unmatched)} of {len(rows)} rows match no instance; "
