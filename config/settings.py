@@ -51,6 +51,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "annotation.middleware.ContentSecurityPolicyMiddleware",
+    "annotation.outage.DatabaseUnavailableMiddleware",  # last: DB outage → 503, not a bare 500
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -78,16 +79,30 @@ DATABASES = {
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
     )
 }
+# Ping a pooled connection before reusing it: after a database restart the first request of
+# each worker would otherwise fail on its dead connection (tests/integration/test_crash_database).
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = env_bool("DATABASE_CONN_HEALTH_CHECKS", True)
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Wait for the writer lock instead of failing at once; SQLite serializes claims.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
     DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# A shared cache (Redis) when CACHE_URL is set: sessions are then read from it and written
+# through to the database (no session query per request, nothing lost if the cache is flushed).
+# Unset, each process keeps a local-memory cache and sessions stay in the database.
+CACHE_URL = env_str("CACHE_URL")
+if CACHE_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                          "LOCATION": CACHE_URL, "KEY_PREFIX": "vlmeval"}}
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# Same checks as Django's ModelBackend; loads roles and the worker with the user in one query.
+AUTHENTICATION_BACKENDS = ["annotation.auth_backend.RoleAwareBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "annotation:home"
 LOGOUT_REDIRECT_URL = "login"
