@@ -8,7 +8,8 @@ this interpreter's GIL instead); it logs each request, which is how calls are co
 is worked by
 ``judge_run_execute`` with ``--concurrency`` lane threads (32): each lane is exactly the loop a
 Celery lane task runs (``judge_run_work``), so this measures the production code path minus
-the broker. Reports wall time against the ideal ``calls × latency / concurrency`` (target
+the broker; the lanes are split over ``--processes`` forked processes (one per CPU), as
+Celery's prefork pool splits lane tasks over its worker processes. Reports wall time against the ideal ``calls × latency / concurrency`` (target
 ≤ 1.5×), then runs the same judge again and counts the new calls it made (target 0).
 Each repeat uses a new judge version, so its calls are new (idempotency keys include it).
 """
@@ -139,6 +140,8 @@ def main() -> None:
     parser.add_argument("--comparisons", type=int, default=700)
     parser.add_argument("--latency-ms", type=float, default=200.0)
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--processes", type=int, default=os.cpu_count(),
+                        help="lane processes, as Celery's prefork pool (default: one per CPU)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--in-process-server", action="store_true")
     args = parser.parse_args()
@@ -154,7 +157,7 @@ def main() -> None:
     uuids = [c.uuid for c in comparisons]
     calls = 2 * len(uuids)
     ideal = calls * args.latency_ms / 1000 / args.concurrency
-    walls, reruns, cpus = [], [], []
+    walls, reruns = [], []
     server_cm = (FakeOpenAIServer(latency_ms=args.latency_ms) if args.in_process_server
                  else _ServerProcess(args.latency_ms))
     with server_cm as server:
@@ -170,22 +173,23 @@ def main() -> None:
             run = judge_run_start(judge=judge, item_uuids=uuids, dispatch=False)
             prep = time.perf_counter() - t0
             before = server.call_count
-            t0, c0 = time.perf_counter(), time.process_time()
-            run = judge_run_execute(run, concurrency=args.concurrency)
-            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-            cpus.append(cpu)
+            t0 = time.perf_counter()
+            run = judge_run_execute(run, concurrency=args.concurrency,
+                                    processes=args.processes)
+            wall = time.perf_counter() - t0
             made = server.call_count - before
             assert run.status == "done" and run.units_done == calls, run.status
             walls.append(wall)
             print(f"repeat {repeat + 1}: {made} calls in {wall:.2f} s "
-                  f"({wall / ideal:.2f}× ideal {ideal:.2f} s); process CPU {cpu:.2f} s; "
+                  f"({wall / ideal:.2f}× ideal {ideal:.2f} s); "
                   f"start + estimate {prep:.2f} s; "
                   f"cost {run.cost}", flush=True)
             before = server.call_count
             t0 = time.perf_counter()
             again = judge_run_execute(judge_run_start(judge=judge, item_uuids=uuids,
                                                       dispatch=False),
-                                      concurrency=args.concurrency)
+                                      concurrency=args.concurrency,
+                                      processes=args.processes)
             rerun = time.perf_counter() - t0
             new_calls = server.call_count - before
             reruns.append((rerun, new_calls, again.calls_cached))

@@ -10,12 +10,13 @@ concurrency limit and the code path are the same in both.
 from __future__ import annotations
 
 import logging
+import multiprocessing
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from decimal import Decimal
 
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
-from django.db import close_old_connections, connection, transaction
+from django.db import close_old_connections, connection, connections, transaction
 from django.db.models import Count, F, Sum
 from django.utils import timezone
 
@@ -23,7 +24,7 @@ from annotation.models import Instance
 from judging.parsers import combine_orderings
 
 from ..models import Comparison, Judgment, Response
-from .calls import CallFailed, EstimatingCaller, LiveCaller, RunHalted
+from .calls import CallFailed, EstimatingCaller, LiveCaller, RunHalted, close_clients
 from .models import Judge, JudgeCall, JudgeRun, JudgeUnit
 from .plans import PlanError, load_item, run_unit
 
@@ -338,29 +339,76 @@ def _maybe_finish(run: JudgeRun) -> None:
             status=JudgeRun.Status.DONE, finished_at=timezone.now())
 
 
-def judge_run_execute(run: JudgeRun, *, concurrency: int | None = None,
+def judge_run_execute(run: JudgeRun, *, concurrency: int | None = None, processes: int = 1,
                       on_progress=None, poll_s: float = 0.5) -> JudgeRun:
     """Work a run in this process with ``concurrency`` lane threads (command, bench, demo).
 
-    ``on_progress(run)`` is called every ``poll_s`` while lanes work (the command's bar).
+    ``processes`` > 1 splits the lanes over that many forked processes, as Celery's prefork
+    pool would: on PostgreSQL the lanes' database and parsing work is CPU-bound, and threads
+    of one interpreter share one core. ``on_progress(run)`` is called every ``poll_s`` while
+    lanes work (the command's bar).
     """
     if not judge_run_begin(run):
         return run
     lanes = max(1, concurrency or run.judge.concurrency)
+    processes = max(1, min(processes, lanes))
     if lanes == 1 or not _threads_share_database():
         judge_run_work(run.pk)
+    elif processes > 1 and connection.vendor == "postgresql":
+        _work_in_processes(run, lanes, processes, on_progress, poll_s)
     else:
-        with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="judge-lane") as pool:
-            futures = [pool.submit(_threaded_lane, run.pk) for _ in range(lanes)]
-            while wait(futures, timeout=poll_s if on_progress else None).not_done:
-                run.refresh_from_db()
-                on_progress(run)
-            for future in futures:
-                future.result()
+        _work_in_threads(run, lanes, on_progress, poll_s)
     run.refresh_from_db()
     if on_progress:
         on_progress(run)
     return run
+
+
+def _work_in_threads(run: JudgeRun, lanes: int, on_progress, poll_s: float) -> None:
+    with ThreadPoolExecutor(max_workers=lanes, thread_name_prefix="judge-lane") as pool:
+        futures = [pool.submit(_threaded_lane, run.pk) for _ in range(lanes)]
+        while wait(futures, timeout=poll_s if on_progress else None).not_done:
+            run.refresh_from_db()
+            on_progress(run)
+        for future in futures:
+            future.result()
+
+
+def _work_in_processes(run: JudgeRun, lanes: int, processes: int, on_progress,
+                       poll_s: float) -> None:
+    """Fork ``processes`` children sharing ``lanes`` lane threads; a child that dies leaves
+    its units running, which ``judge_run_resume`` re-opens (its calls are never re-paid)."""
+    context = multiprocessing.get_context("fork")
+    connections.close_all()  # a forked child must not share the parent's sockets
+    close_clients()
+    shares = [lanes // processes + (i < lanes % processes) for i in range(processes)]
+    children = [context.Process(target=_lane_process, args=(run.pk, share), daemon=True)
+                for share in shares]
+    for child in children:
+        child.start()
+    while any(child.is_alive() for child in children):
+        for child in children:
+            child.join(timeout=poll_s / len(children))
+        if on_progress:
+            run.refresh_from_db()
+            on_progress(run)
+    failed = [child.exitcode for child in children if child.exitcode != 0]
+    if failed:
+        raise RuntimeError(f"{len(failed)} judge lane process(es) failed (exit codes {failed}); "
+                           "resume the run to finish its units")
+
+
+def _lane_process(run_id: int, lanes: int) -> None:
+    close_clients()  # HTTP clients inherited from the parent hold its sockets
+    run = JudgeRun.objects.get(pk=run_id)
+    try:
+        if lanes == 1:
+            judge_run_work(run_id)
+        else:
+            _work_in_threads(run, lanes, None, 0)
+    finally:
+        close_clients()
+        connections.close_all()
 
 
 def _threads_share_database() -> bool:

@@ -28,6 +28,9 @@ class Command(BaseCommand):
         parser.add_argument("--resume", metavar="RUN_UUID", help="Resume this run instead")
         parser.add_argument("--budget", type=Decimal, help="Hard cap on new spend")
         parser.add_argument("--concurrency", type=int, help="Lanes (default: the judge's)")
+        parser.add_argument("--processes", type=int, default=1,
+                            help="Split the lanes over this many processes (PostgreSQL only; "
+                                 "use the number of CPUs for big runs)")
         parser.add_argument("--estimate-only", action="store_true")
         parser.add_argument("--quiet", action="store_true", help="No progress bar")
         parser.add_argument("--celery", action="store_true",
@@ -44,7 +47,8 @@ class Command(BaseCommand):
         if opts["celery"]:
             run = self._follow(run, bar)
         else:
-            run = judge_run_execute(run, concurrency=opts["concurrency"], on_progress=bar)
+            run = judge_run_execute(run, concurrency=opts["concurrency"],
+                                    processes=opts["processes"], on_progress=bar)
         if bar:
             sys.stderr.write("\n")
         p = run_progress(run)

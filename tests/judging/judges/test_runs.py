@@ -170,6 +170,24 @@ def test_concurrent_lanes_share_the_work_without_duplicates(server):
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
+def test_lanes_split_over_processes_share_the_work_without_duplicates(server):
+    comparisons = _comparisons(10)
+    judge = make_judge(server, concurrency=4)
+    server.latency_s = 0.05
+    server.responder = lambda body: VERDICT
+    run = judge_run_start(judge=judge, item_uuids=[c.uuid for c in comparisons], dispatch=False)
+    seen = []
+    run = judge_run_execute(run, processes=2, on_progress=lambda r: seen.append(r.units_done),
+                            poll_s=0.05)
+    assert run.status == JudgeRun.Status.DONE and run.units_done == 20
+    assert server.call_count == 20 and len(set(_keys(server))) == 20
+    assert JudgeCall.objects.filter(run=run).count() == 20
+    assert Judgment.objects.filter(annotator=judge.ident).count() == 10
+    assert seen[-1] == 20 and seen == sorted(seen)  # progress polled while the children work
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
 def test_resume_after_killed_worker_process_never_repeats_an_answered_call(server, tmp_path):
     """SIGKILL a real worker process mid-run (one request hanging on the server), resume:
     no request that was answered before the kill is ever sent again."""
