@@ -19,6 +19,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -26,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from _http import Client  # noqa: E402
 from _postgres import fresh_database  # noqa: E402
 
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
@@ -89,31 +91,31 @@ def _free_port() -> int:
 
 
 async def _annotator(base, index, session, batch_uuid, think, latencies, acknowledged, errors):
-    async with httpx.AsyncClient(base_url=base, timeout=30,
-                                 cookies={"sessionid": session}) as client:
-        url = f"/work/batch/{batch_uuid}/next/"  # a submit redirects straight to the next task
-        while True:
-            t0 = time.perf_counter()
-            page = await client.get(url, follow_redirects=True)
-            latencies["page"].append(time.perf_counter() - t0)
-            if "All done" in page.text:
-                return
-            match = ACTION.search(page.text)
-            if page.status_code != 200 or not match:
-                errors.append(f"page {page.status_code}")
-                return
-            if think:
-                await asyncio.sleep(think)
-            t0 = time.perf_counter()
-            answer = await client.post(match.group(1), data={
-                "choice": "AB"[index % 2], "csrfmiddlewaretoken": CSRF.search(page.text).group(1)})
-            latencies["submit"].append(time.perf_counter() - t0)
-            if answer.status_code == 302:
-                acknowledged.append(match.group(1).rstrip("/").split("/")[-1])
-                url = answer.headers["location"]
-            else:
-                errors.append(f"submit {answer.status_code}")
-                url = f"/work/batch/{batch_uuid}/next/"
+    host, _, port = base.rpartition("//")[2].partition(":")
+    client = Client(host, int(port), cookies={"sessionid": session})
+    url = f"/work/batch/{batch_uuid}/next/"  # a submit redirects straight to the next task
+    while True:
+        t0 = time.perf_counter()
+        page = await client.get(url, follow_redirects=True)
+        latencies["page"].append(time.perf_counter() - t0)
+        if "All done" in page.text:
+            return
+        match = ACTION.search(page.text)
+        if page.status != 200 or not match:
+            errors.append(f"page {page.status}")
+            return
+        if think:
+            await asyncio.sleep(think)
+        t0 = time.perf_counter()
+        answer = await client.post(match.group(1), data={
+            "choice": "AB"[index % 2], "csrfmiddlewaretoken": CSRF.search(page.text).group(1)})
+        latencies["submit"].append(time.perf_counter() - t0)
+        if answer.status == 302:
+            acknowledged.append(match.group(1).rstrip("/").split("/")[-1])
+            url = urlsplit(answer.headers["location"]).path
+        else:
+            errors.append(f"submit {answer.status}")
+            url = f"/work/batch/{batch_uuid}/next/"
 
 
 def _pct(values, q):
