@@ -1,13 +1,13 @@
 """REST API for analysts: agreement reports (list, detail with every number, create = queue),
 the raw report.json, and metric runs (create = queue, detail = progress)."""
 from django.db import transaction
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from annotation.db_text import storage_problem
 from annotation.permissions import IsAnalyst
 
 from .models import MetricRun, Report
@@ -69,6 +69,8 @@ class ReportViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         ser = ReportCreateSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         params = dict(ser.validated_data)
+        if (problem := storage_problem(params)) is not None:  # e.g. a NUL in a dict key
+            raise ValidationError({"detail": problem})
         title = params.pop("title")
         try:
             with transaction.atomic():
@@ -83,7 +85,7 @@ class ReportViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
     @extend_schema(responses=dict)
     @action(detail=True, methods=["get"], url_path="json")
     def json(self, request, uuid=None):
-        report = get_object_or_404(Report, uuid=uuid)
+        report = self.get_object()  # 404 for a malformed uuid too
         if report.status != Report.Status.DONE:
             return Response({"status": report.status, "error": report.error},
                             status=status.HTTP_409_CONFLICT)
@@ -108,16 +110,21 @@ class MetricRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
     queryset = MetricRun.objects.order_by("-created_at")
 
     def create(self, request, *args, **kwargs):
+        if not isinstance(request.data, dict):
+            raise ValidationError({"detail": "the body must be a JSON object"})
         metrics = request.data.get("metrics") or list(DEFAULT_METRICS)
         options = request.data.get("options") or {}
-        if not isinstance(metrics, list) or not isinstance(options, dict):
-            raise ValidationError({"detail": "metrics must be a list, options an object"})
+        if (not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics)
+                or not isinstance(options, dict)):
+            raise ValidationError({"detail": "metrics must be a list of names, options an object"})
+        if (problem := storage_problem(options)) is not None:
+            raise ValidationError({"options": [problem]})
         try:
             with transaction.atomic():
                 run = metric_run_start(metrics, options=options,
                                        created_by=request.user.get_username())
                 transaction.on_commit(lambda: enqueue_compute_metrics(run.pk))
-        except (ValueError, RuntimeError) as exc:
+        except (ValueError, TypeError, RuntimeError) as exc:  # TypeError: an option's type
             raise ValidationError({"detail": str(exc)}) from exc
         run.refresh_from_db()
         return Response(MetricRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)

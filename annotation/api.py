@@ -1,12 +1,12 @@
 """REST API: admins manage batches and read everything; annotators claim, read and submit
 their own assignments only."""
 from django.core.exceptions import ValidationError
-from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.exceptions import ValidationError as ApiValidationError
+from rest_framework.generics import get_object_or_404  # a malformed uuid is a 404 too
 from rest_framework.response import Response
 
 from .models import Assignment, Batch, Task, Worker
@@ -51,7 +51,8 @@ class BatchViewSet(viewsets.ReadOnlyModelViewSet):
     def progress(self, request, uuid=None):
         return Response(ProgressSerializer(batch_progress(self.get_object())).data)
 
-    @extend_schema(request=None, responses=BatchSerializer)
+    @extend_schema(request=None, responses=BatchSerializer, parameters=[OpenApiParameter(
+        "new_status", str, OpenApiParameter.PATH, enum=Batch.Status.values)])
     @action(detail=True, methods=["post"], url_path="status/(?P<new_status>[a-z]+)")
     def set_status(self, request, uuid=None, new_status=None):
         try:
@@ -111,9 +112,7 @@ class MyAssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
     @extend_schema(request=SubmitSerializer, responses=AssignmentSerializer)
     @action(detail=True, methods=["post"])
     def submit(self, request, uuid=None):
-        assignment = self.get_queryset().filter(uuid=uuid).first()
-        if assignment is None:
-            raise NotFound()
+        assignment = self.get_object()  # 404 for someone else's, or a malformed uuid
         incoming = SubmitSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         try:

@@ -3,9 +3,12 @@ from rest_framework import serializers
 
 from .models import Assignment, Batch, Task, Worker
 
+MAX_SECONDS = 30 * 24 * 3600  # 30 days; the columns overflow past 2**31 - 1
+
 
 class BatchSerializer(serializers.ModelSerializer):
-    required_qualification = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    required_qualification = serializers.SlugRelatedField(slug_field="name", read_only=True,
+                                                          allow_null=True)
 
     class Meta:
         model = Batch
@@ -22,8 +25,8 @@ class BatchCreateSerializer(serializers.Serializer):
     instructions = serializers.CharField(required=False, default="")
     assignments_per_task = serializers.IntegerField(min_value=1, max_value=1000, default=5)
     reward = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=0, default=0)
-    lease_seconds = serializers.IntegerField(min_value=30, default=1800)
-    min_seconds = serializers.IntegerField(min_value=0, default=0)
+    lease_seconds = serializers.IntegerField(min_value=30, max_value=MAX_SECONDS, default=1800)
+    min_seconds = serializers.IntegerField(min_value=0, max_value=MAX_SECONDS, default=0)
     rows = serializers.ListField(child=serializers.DictField(), allow_empty=False)
 
 

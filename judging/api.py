@@ -5,6 +5,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.db_text import storage_problem
 from annotation.permissions import IsAnalyst
 
 from .leaderboards import leaderboard_build
@@ -27,13 +28,18 @@ class EvalModelViewSet(viewsets.ReadOnlyModelViewSet):
     permission_classes = [IsAnalyst]
     serializer_class = EvalModelSerializer
     lookup_field = "name"
+    lookup_value_regex = r"[^/\x00]+"  # any name (e.g. "gpt-4.1") but NUL, which no column holds
     queryset = EvalModel.objects.order_by("name")
 
 
 def _params(request) -> dict:
-    return {"judge": request.query_params.get("judge") or "human",
-            "split": request.query_params.get("split") or "all",
-            "exclude_blocked": request.query_params.get("exclude_blocked") in ("1", "true")}
+    params = {"judge": request.query_params.get("judge") or "human",
+              "split": request.query_params.get("split") or "all",
+              "exclude_blocked": request.query_params.get("exclude_blocked") in ("1", "true")}
+    for name in ("judge", "split"):
+        if (problem := storage_problem(params[name])) is not None:  # e.g. ?judge=%00
+            raise ValidationError({name: [problem]})
+    return params
 
 
 class LeaderboardView(APIView):

@@ -137,6 +137,14 @@ def test_api_leaderboard_and_majorities(voted, analyst_client, alice_client):
     assert analyst_client.get("/api/eval/models/").status_code == 200
 
 
+def test_model_names_with_dots_are_reachable(analyst_client):
+    from judging.models import EvalModel
+
+    EvalModel.objects.create(name="gpt-4.1-mini")
+    response = analyst_client.get("/api/eval/models/gpt-4.1-mini/")
+    assert response.status_code == 200 and response.json()["name"] == "gpt-4.1-mini"
+
+
 def test_ratings_command(voted, capsys):
     call_command("ratings", "--judge", "human", "--split", "all", "--format", "json",
                  "--rounds", "50")
