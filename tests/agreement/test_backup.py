@@ -86,7 +86,7 @@ def _small_study() -> dict:
     """The hand-computable study plus an account-backed worker, a grouped user and an image."""
     comparisons = build_study()
     user = User.objects.create_user("carol", password="carol-pw")
-    user.groups.add(Group.objects.create(name="annotator"))
+    user.groups.add(Group.objects.get_or_create(name="annotator")[0])
     user.user_permissions.add(Permission.objects.get(codename="view_batch"))
     Worker.objects.create(provider="local", external_id="carol", user=user)
     image = Image(sha256="ab" * 32, fetch_status=Image.FetchStatus.OK)
@@ -315,12 +315,19 @@ def test_migration_state_reads_django_migrations_when_it_has_rows():
         leaves = database_state()
         assert len(leaves["agreement"]) == 1  # nothing recorded: the code's leaf migration
         assert len(leaves["annotation"]) == 1 and leaves["annotation"][0] > "0002_roles"
+        # django_migrations is not flushed between tests, and earlier tests may have run
+        # `migrate`: set the annotation rows this test needs, then put the old ones back.
+        earlier = list(recorder.migration_qs.filter(app="annotation")
+                       .values_list("name", flat=True))
+        recorder.migration_qs.filter(app="annotation").delete()
         try:
             recorder.record_applied("annotation", "0001_initial")
             recorder.record_applied("annotation", "0002_roles")
             state = database_state()
-        finally:  # django_migrations is not flushed between tests
+        finally:
             recorder.migration_qs.filter(app="annotation").delete()
+            for name in earlier:
+                recorder.record_applied("annotation", name)
     assert state["annotation"] == ["0002_roles"]  # the latest recorded, not the code's leaf
     assert state["agreement"] == leaves["agreement"]  # nothing recorded: the code's leaves
 

@@ -36,6 +36,7 @@ from tests.judging.judges.conftest import (
     make_models,
 )
 from tests.support.fake_openai import FakeOpenAIServer
+from tests.support.sockets import socket_owners
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -144,27 +145,6 @@ def _poll(fetch, done, timeout=RUN_TIMEOUT_S):
         time.sleep(0.1)
 
 
-def _pids_with_connection_to(port: int, pids) -> set[int]:
-    """Which of ``pids`` own a TCP socket whose remote end is 127.0.0.1:``port``."""
-    inodes = set()
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        fields = line.split()
-        if int(fields[2].split(":")[1], 16) == port:
-            inodes.add(fields[9])
-    owners = set()
-    for pid in pids:
-        fd_dir = Path(f"/proc/{pid}/fd")
-        for fd in fd_dir.iterdir():
-            try:
-                target = os.readlink(fd)
-            except OSError:
-                continue
-            if target.startswith("socket:[") and target[8:-1] in inodes:
-                owners.add(pid)
-                break
-    return owners
-
-
 def test_a_judge_run_is_executed_by_the_worker(worker, send_to_redis, monkeypatch):
     monkeypatch.setattr("judging.judges.tasks.judge_run_work", _not_here)
     monkeypatch.setattr("judging.judges.tasks.judge_run_begin", _not_here)
@@ -192,7 +172,8 @@ def test_a_judge_run_is_executed_by_the_worker(worker, send_to_redis, monkeypatc
         assert judgments.count() == 3
         assert {j.comparison_id for j in judgments} == {c.pk for c in comparisons}
         # the worker process, not this one, holds the pooled connections to the fake server
-        owners = _pids_with_connection_to(server.port, [worker.pid, os.getpid()])
+        owners = socket_owners([worker.pid, os.getpid()],
+                               lambda _, remote, __: remote == server.port)
         assert owners == {worker.pid}
     close_clients()
 

@@ -34,6 +34,7 @@ from tests.support.http_load import (
     pg_bin,
     run_async,
     seeded_server,
+    until,
 )
 
 WORKERS = 3
@@ -57,15 +58,6 @@ def postgres():
         yield pg
 
 
-async def _until(predicate, timeout: float, what: str, *, interval: float = 0.02):
-    deadline = time.monotonic() + timeout
-    while not (result := predicate()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        await asyncio.sleep(interval)
-    return result
-
-
 @pytest.mark.postgres
 def test_database_restart_under_load(postgres, tmp_path):
     database = postgres.url("crash")
@@ -85,7 +77,7 @@ def test_database_restart_under_load(postgres, tmp_path):
             try:
                 action, token = await probe.open_task()
                 load = asyncio.ensure_future(asyncio.gather(*(a.run() for a in annotators)))
-                await _until(lambda: len(ledger.acknowledged) >= OUTAGE_AT or load.done(), 30,
+                await until(lambda: len(ledger.acknowledged) >= OUTAGE_AT or load.done(), 30,
                              f"{OUTAGE_AT} acknowledged submissions")
                 assert not load.done(), "the load finished before the outage"
                 down_at = time.monotonic()
@@ -94,7 +86,7 @@ def test_database_restart_under_load(postgres, tmp_path):
                 seen["submit"], _ = await probe.submit(action, token, retry=False)
                 seen["next"], _ = await probe.send("GET", f"/work/batch/{seeded['batch']}/next/",
                                                    retry=False)
-                await _until(lambda: sum(1 for t, _, _ in ledger.failure_log if t > down_at)
+                await until(lambda: sum(1 for t, _, _ in ledger.failure_log if t > down_at)
                              >= OUTAGE_FAILURES, 10, "clients to hit the outage")
                 acked_down = len(ledger.acknowledged)
                 up_at = time.monotonic()

@@ -29,6 +29,7 @@ from tests.support.http_load import (
     run_async,
     scratch_database,
     seeded_server,
+    until,
 )
 
 pytestmark = pytest.mark.postgres
@@ -50,26 +51,17 @@ def database():
         yield db_url
 
 
-async def _until(predicate, timeout: float, what: str, *, interval: float = 0.02):
-    deadline = time.monotonic() + timeout
-    while not (result := predicate()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        await asyncio.sleep(interval)
-    return result
-
-
 async def _kill_and_await_respawn(server: Gunicorn, victim: int) -> None:
     os.kill(victim, signal.SIGKILL)
-    await _until(lambda: victim not in server.worker_pids()
+    await until(lambda: victim not in server.worker_pids()
                  and len(server.worker_pids()) == WORKERS, 20, f"a worker to replace {victim}")
 
 
 async def _random_kills(server, ledger, load, killed):
     for threshold in RANDOM_KILLS_AT:
-        await _until(lambda t=threshold: len(ledger.acknowledged) >= t or load.done(), 30,
+        await until(lambda t=threshold: len(ledger.acknowledged) >= t or load.done(), 30,
                      f"{threshold} acknowledged submissions")
-        busy = await _until(server.busy_workers, 5, "a worker serving a request")
+        busy = await until(server.busy_workers, 5, "a worker serving a request")
         victim = min(busy)
         killed.append(victim)
         await _kill_and_await_respawn(server, victim)
@@ -146,7 +138,7 @@ def test_killed_workers_leave_no_partial_records(database, tmp_path):
                 opened = await probe.open_task()  # holds a lease until the targeted kill
                 load = asyncio.ensure_future(asyncio.gather(*(a.run() for a in annotators)))
                 await _random_kills(server, ledger, load, killed)
-                await _until(lambda: len(ledger.acknowledged) >= TARGETED_KILL_AT
+                await until(lambda: len(ledger.acknowledged) >= TARGETED_KILL_AT
                              or load.done(), 30, f"{TARGETED_KILL_AT} acknowledged submissions")
                 targeted = await _kill_inside_submit(server, database, probe, opened, killed)
                 await probe.run()  # its submit leased the next task: finish like the others

@@ -34,6 +34,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from tests.support.sockets import socket_owners
+
 ROOT = Path(__file__).resolve().parents[2]
 GUNICORN = ROOT / ".venv" / "bin" / "gunicorn"
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
@@ -261,37 +263,23 @@ class Gunicorn:
 
     def busy_workers(self) -> set[int]:
         """Workers holding an accepted client connection right now, i.e. serving a request."""
-        return _socket_owners(self.worker_pids(), lambda local, state: local == self.port
-                              and state == "01")  # ESTABLISHED
+        return socket_owners(self.worker_pids(), lambda local, _, state: local == self.port
+                             and state == "01")  # ESTABLISHED
 
     def worker_with_local_port(self, port: int) -> int | None:
         """The worker whose outgoing socket (e.g. to PostgreSQL) has local port ``port``."""
-        owners = _socket_owners(self.worker_pids(), lambda local, state: local == port)
+        owners = socket_owners(self.worker_pids(), lambda local, _, __: local == port)
         return owners.pop() if len(owners) == 1 else None
 
 
-def _socket_owners(pids, wanted) -> set[int]:
-    """Which of ``pids`` own an IPv4 TCP socket for which ``wanted(local_port, state)``."""
-    inodes = set()
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        cols = line.split()
-        if wanted(int(cols[1].split(":")[1], 16), cols[3]):
-            inodes.add(cols[9])
-    owners = set()
-    for pid in pids:
-        try:
-            fds = list(Path(f"/proc/{pid}/fd").iterdir())
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                target = os.readlink(fd)
-            except OSError:
-                continue
-            if target.startswith("socket:[") and target[8:-1] in inodes:
-                owners.add(pid)
-                break
-    return owners
+async def until(predicate, timeout: float, what: str, *, interval: float = 0.02):
+    """Wait until ``predicate()`` is truthy (returns it), failing the test after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while not (result := predicate()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        await asyncio.sleep(interval)
+    return result
 
 
 @contextmanager
