@@ -130,7 +130,7 @@ def run(workers: int, tasks: int, n: int, gunicorn_workers: int, think: float = 
     port = _free_port()
     server = subprocess.Popen(
         [str(ROOT / ".venv/bin/gunicorn"), "config.wsgi", "-b", f"127.0.0.1:{port}",
-         "-w", str(gunicorn_workers), "--log-level", "warning"],
+         "-w", str(gunicorn_workers), "--log-level", "warning", "--no-control-socket"],
         cwd=ROOT, env=env)
     try:
         base = f"http://127.0.0.1:{port}"

@@ -11,5 +11,8 @@ graceful_timeout = 30
 max_requests = 2000  # recycle workers to bound memory growth
 max_requests_jitter = 200
 forwarded_allow_ips = os.environ.get("GUNICORN_FORWARDED_ALLOW_IPS", "127.0.0.1")
+# No runtime control socket: its default path is one per user account, so two instances run by
+# the same user (web + a benchmark, two sites) would fight over it; use signals or systemd.
+control_socket_disable = True
 accesslog = "-"
 errorlog = "-"
