@@ -5,6 +5,7 @@ Nothing here is computed in ``save()``: the services in ``agreement/services/`` 
 import uuid
 
 from django.db import models
+from django.utils import timezone
 
 from judging.models import Response
 
@@ -37,8 +38,8 @@ class MetricScore(models.Model):
         return f"{self.metric}={self.score:.4g} on {self.response_id}"
 
 
-class MetricRun(models.Model):
-    """Progress of one batch computation of metrics (what the Celery task works through)."""
+class BackgroundJob(models.Model):
+    """What a queued computation records about itself: status, error, who asked and when."""
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -47,12 +48,7 @@ class MetricRun(models.Model):
         FAILED = "failed"
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    metrics = models.JSONField(default=list, help_text="Metric names, in order")
-    options = models.JSONField(default=dict, blank=True, help_text="e.g. seed, bert model")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
-    total = models.PositiveIntegerField(default=0, help_text="(metric, response) pairs to score")
-    done = models.PositiveIntegerField(default=0)
-    cached = models.PositiveIntegerField(default=0, help_text="Found in the cache, not recomputed")
     error = models.TextField(blank=True)
     created_by = models.CharField(max_length=150, blank=True)
     created_at = models.DateTimeField()
@@ -60,35 +56,36 @@ class MetricRun(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        abstract = True
         ordering = ["-created_at"]
+
+    def mark_failed(self, exc: BaseException) -> None:
+        """Record a failure (its type and message) without touching the job's other fields."""
+        type(self).objects.filter(pk=self.pk).update(
+            status=self.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000],
+            finished_at=timezone.now())
+
+
+class MetricRun(BackgroundJob):
+    """Progress of one batch computation of metrics (what the Celery task works through)."""
+
+    metrics = models.JSONField(default=list, help_text="Metric names, in order")
+    options = models.JSONField(default=dict, blank=True, help_text="e.g. seed, bert model")
+    total = models.PositiveIntegerField(default=0, help_text="(metric, response) pairs to score")
+    done = models.PositiveIntegerField(default=0)
+    cached = models.PositiveIntegerField(default=0, help_text="Found in the cache, not recomputed")
 
     def __str__(self) -> str:
         return f"metric run {self.uuid} ({self.status})"
 
 
-class Report(models.Model):
+class Report(BackgroundJob):
     """An agreement report: its parameters, the data snapshot it used and every number."""
 
-    class Status(models.TextChoices):
-        PENDING = "pending"
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
-
-    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     title = models.CharField(max_length=200, blank=True)
     params = models.JSONField(default=dict, help_text="judges, split, seed, metrics, rounds")
-    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
     snapshot = models.JSONField(default=dict, blank=True, help_text="Counts, filters, versions")
     data = models.JSONField(default=dict, blank=True, help_text="report.json")
-    error = models.TextField(blank=True)
-    created_by = models.CharField(max_length=150, blank=True)
-    created_at = models.DateTimeField()
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return self.title or f"report {self.uuid}"

@@ -176,9 +176,7 @@ def metric_run_work(run_id: int) -> MetricRun:
             MetricRun.objects.filter(pk=run.pk).update(done=base + len(targets))
     except Exception as exc:
         log.exception("metric run %s failed", run.uuid)
-        MetricRun.objects.filter(pk=run.pk).update(
-            status=MetricRun.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000],
-            finished_at=timezone.now())
+        run.mark_failed(exc)
         raise
     MetricRun.objects.filter(pk=run.pk).update(
         status=MetricRun.Status.DONE, total=len(targets) * len(run.metrics),

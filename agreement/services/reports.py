@@ -57,9 +57,7 @@ def report_build(report_id: int) -> Report:
         files = report_artifacts(data, extra, report.title)
     except Exception as exc:
         log.exception("report %s failed", report.uuid)
-        Report.objects.filter(pk=report.pk).update(
-            status=Report.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000],
-            finished_at=timezone.now())
+        report.mark_failed(exc)
         raise
     with transaction.atomic():
         ReportFile.objects.filter(report=report).delete()
