@@ -44,12 +44,6 @@ def batch_costs(batch: Batch, *, extra_bonus: Decimal = ZERO) -> BatchCosts:
     return BatchCosts(estimate=full, spent=spent.total, budget=batch.budget)
 
 
-def bonuses_committed(batch: Batch) -> Decimal:
-    """Committed bonus money (amounts and fees) — what the budget guard adds to the rewards."""
-    c = batch_costs(batch).estimate
-    return c.bonuses + c.bonus_fees
-
-
 def batch_status_counts(batch: Batch) -> dict[str, dict[str, int]]:
     """HITs by status, marketplace submissions by status and flag, our assignments by status."""
     def counts(qs, field):

@@ -31,7 +31,7 @@ from .models import (
     ProviderSubmission,
     QualificationPush,
 )
-from .selectors import batch_costs, bonuses_committed
+from .selectors import batch_costs
 
 _DONE = (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED, Assignment.Status.REJECTED)
 _TOKEN_MEMORY = timedelta(hours=23)  # MTurk forgets UniqueRequestTokens after 24 hours
@@ -120,7 +120,7 @@ def launch_guard(batch: Batch) -> None:
     """Refuse a launch whose full cost (every slot, fees, committed bonuses) passes the budget."""
     provider = get_provider(batch.provider)
     costs = batch_costs(batch)
-    budget_check(budget=batch.budget, committed=bonuses_committed(batch),
+    budget_check(budget=batch.budget, committed=costs.estimate.bonuses + costs.estimate.bonus_fees,
                  extra=costs.estimate.rewards + costs.estimate.reward_fees,
                  paid_marketplace=provider.paid, what=f"launching “{batch.title}”")
 

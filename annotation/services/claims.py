@@ -47,7 +47,7 @@ def task_claim_next(*, batch: Batch, worker: Worker, now: datetime | None = None
             with transaction.atomic():
                 task = _next_candidate(batch, worker)
                 if task is not None:
-                    if not _take_slot(task.pk):
+                    if not take_slot(task.pk):
                         continue
                     return _create_assignment(task, batch, worker, now)
         except IntegrityError:
@@ -102,7 +102,7 @@ def task_claim_specific(
     leases_expire(now=now, batch=batch)
     try:
         with transaction.atomic():
-            if not _take_slot(task.pk):
+            if not take_slot(task.pk):
                 return None
             return _create_assignment(
                 task, batch, worker, now, provider_assignment_id=provider_assignment_id,
@@ -125,7 +125,8 @@ def _live_lease(batch: Batch, worker: Worker, now: datetime):
     )
 
 
-def _take_slot(task_id: int) -> bool:
+def take_slot(task_id: int) -> bool:
+    """Take one of the task's N slots if one is free (a conditional UPDATE; never over N)."""
     return bool(
         Task.objects.filter(pk=task_id, slots_taken__lt=F("max_assignments")).update(
             slots_taken=F("slots_taken") + 1

@@ -21,11 +21,7 @@ def qualification_evaluate(*, batch, worker, now: datetime):
     score = sum(answered) / total
     if score < qualification.pass_mark:
         return None
-    grant, _ = QualificationGrant.objects.update_or_create(
-        qualification=qualification, worker=worker,
-        defaults={"score": score, "granted_at": now, "revoked": False},
-    )
-    return grant
+    return qualification_grant(qualification=qualification, worker=worker, now=now, score=score)
 
 
 def qualification_grant(*, qualification, worker, now: datetime, score: float = 1.0):

@@ -19,6 +19,7 @@ from django.utils import timezone
 from ..db_text import storage_problem
 from ..hits import get_hit_type
 from ..models import Assignment, Task
+from .claims import take_slot
 from .errors import AnswerInvalid, NotSubmittable, TooFast
 from .qualifications import qualification_evaluate
 from .workers import worker_block
@@ -39,6 +40,13 @@ def assignment_submit(
     hit = get_hit_type(batch.hit_type)
     if assignment.status in _DONE:
         return SubmitOutcome(assignment, duplicate=True)
+    # The cheap check first: cleaning may fetch an image (instruction generation).
+    spent = (now - assignment.claimed_at).total_seconds()
+    if spent < batch.min_seconds:
+        raise TooFast(
+            f"Please take at least {batch.min_seconds} seconds to read the task "
+            f"({batch.min_seconds - int(spent)} s to go)."
+        )
     try:
         answer = hit.clean_answer(data, task=assignment.task)
     except ValidationError as exc:
@@ -48,12 +56,6 @@ def assignment_submit(
                             else "; ".join(exc.messages)) from exc
     if (problem := storage_problem(answer)) is not None:  # e.g. "\ud800" in an API answer
         raise AnswerInvalid(f"The answer cannot be stored: {problem}.")
-    spent = (now - assignment.claimed_at).total_seconds()
-    if spent < batch.min_seconds:
-        raise TooFast(
-            f"Please take at least {batch.min_seconds} seconds to read the task "
-            f"({batch.min_seconds - int(spent)} s to go)."
-        )
     with transaction.atomic():
         locked = Assignment.objects.select_for_update().select_related("task").get(
             pk=assignment.pk
@@ -66,7 +68,7 @@ def assignment_submit(
         if locked.status == Assignment.Status.LEASED:
             counted = True  # the lease still holds its slot, even if past its deadline
         else:
-            counted = _retake_slot(locked.task_id)
+            counted = take_slot(locked.task_id)
         locked.status = Assignment.Status.SUBMITTED
         locked.answer = answer
         locked.submitted_at = now
@@ -102,14 +104,6 @@ def assignment_return(*, assignment: Assignment, now: datetime | None = None) ->
 
 
 _DONE = (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED, Assignment.Status.REJECTED)
-
-
-def _retake_slot(task_id: int) -> bool:
-    return bool(
-        Task.objects.filter(pk=task_id, slots_taken__lt=F("max_assignments")).update(
-            slots_taken=F("slots_taken") + 1
-        )
-    )
 
 
 def _auto_block(assignment: Assignment) -> None:
