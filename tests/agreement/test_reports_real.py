@@ -3,22 +3,22 @@ human-written references) and a human-preference CSV in VisIT-Bench's own format
 per row), imported through judging's importer, then reported with reference metrics."""
 import csv
 import io
-from pathlib import Path
 
 import pytest
 
 from agreement.reports.data import ReportParams, build_report_data
 from judging.services.judgment_io import judgments_import
 from tests.judging import builders
+from tests.support.shared_data import SHARED_DATA
 
 pytestmark = pytest.mark.django_db
-DATA = Path("/work/shared/data/visit_bench/visit_fully_annotated_example.csv")
+DATA = SHARED_DATA / "visit_bench" / "visit_fully_annotated_example.csv"
 VOTES = [(5, 0), (4, 1), (3, 2)]  # votes for the response copied from the reference
 
 
 def test_report_from_imported_visitbench_preferences():
     if not DATA.exists():
-        pytest.skip("shared data absent (/work/shared/data)")
+        pytest.skip(f"shared data absent ({SHARED_DATA})")
     from annotation.dataset_formats import parse_visit_csv
 
     records = parse_visit_csv(DATA).records

@@ -6,7 +6,6 @@ import csv
 import io
 import json
 from collections import Counter
-from pathlib import Path
 
 import openpyxl
 import pytest
@@ -34,8 +33,9 @@ from annotation.dataset_formats import (
     write_prometheus_jsonl,
     write_visit_csv,
 )
+from tests.support.shared_data import SHARED_DATA
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = SHARED_DATA
 SINGLE = DATA / "visit_bench" / "visit_fully_annotated_example.csv"
 MULTI = DATA / "visit_bench" / "visit_bench_multi_images.csv"
 CONVBENCH = DATA / "convbench" / "ConvBench.xlsx"

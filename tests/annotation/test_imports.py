@@ -16,8 +16,9 @@ from annotation.imports.convbench import import_convbench
 from annotation.imports.prometheus import import_prometheus
 from annotation.imports.visitbench import import_visitbench
 from annotation.models import ConversationTurn, Image, Instance, InstanceImage, ScoreRubric
+from tests.support.shared_data import SHARED_DATA
 
-DATA = Path("/work/shared/data")
+DATA = SHARED_DATA
 MULTI = DATA / "visit_bench" / "visit_bench_multi_images.csv"
 SINGLE = DATA / "visit_bench" / "visit_fully_annotated_example.csv"
 CONV = DATA / "convbench" / "ConvBench.xlsx"

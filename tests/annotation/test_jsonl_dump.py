@@ -1,7 +1,6 @@
 """The full JSONL dump: export → import into an empty database → export is byte-identical, on data
 imported from the real files; malformed dumps name the line and write nothing; re-imports skip."""
 import json
-from pathlib import Path
 
 import pytest
 from django.core.files.storage import default_storage
@@ -22,8 +21,9 @@ from annotation.models import (
     InstructionFamily,
     ScoreRubric,
 )
+from tests.support.shared_data import SHARED_DATA
 
-DATA = Path("/work/shared/data")
+DATA = SHARED_DATA
 MULTI = DATA / "visit_bench" / "visit_bench_multi_images.csv"
 SINGLE = DATA / "visit_bench" / "visit_fully_annotated_example.csv"
 CONV = DATA / "convbench" / "ConvBench.xlsx"

@@ -2,7 +2,6 @@
 import csv
 import io
 import json
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -11,8 +10,9 @@ from annotation.imports.visitbench import import_visitbench
 from annotation.models import Batch, Image, Instance
 from annotation.pipeline.report import table2
 from annotation.pipeline.selectors import verification_report
+from tests.support.shared_data import SHARED_DATA
 
-MULTI = Path("/work/shared/data/visit_bench/visit_bench_multi_images.csv")
+MULTI = SHARED_DATA / "visit_bench" / "visit_bench_multi_images.csv"
 pytestmark = pytest.mark.django_db
 
 

@@ -4,7 +4,6 @@ import csv
 import io
 import json
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
@@ -21,9 +20,10 @@ from judging.services.judgment_io import COLUMNS, judgments_export, judgments_im
 from judging.services.responses import predictions_import
 from tests.factories import make_workers
 from tests.judging import builders
+from tests.support.shared_data import SHARED_DATA
 
 pytestmark = pytest.mark.django_db
-DATA = Path("/work/shared/data/visit_bench")
+DATA = SHARED_DATA / "visit_bench"
 
 
 def _csv(rows, columns=None) -> bytes:
