@@ -63,21 +63,26 @@ def export_study(path: str | os.PathLike, *, using: str = DEFAULT_DB_ALIAS) -> d
     partial = target.with_name(target.name + ".partial")
     files, rows, labels = {}, {}, []
     try:
-        with _snapshot(using), zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as zf:
-            for model in study_models():
-                label = model._meta.label_lower
-                member = data_member(label)
-                with zf.open(member, "w", force_zip64=True) as raw:
-                    sink = HashingWriter(raw)
-                    rows[label] = dump_model(
-                        model, sink, natural_foreign_keys=label in NATURAL_FOREIGN_KEYS,
-                        natural_primary_keys=label in MERGED_BY_NAME)
-                    files[member] = sink.entry()
-                labels.append(label)
-            for name in media_names():
+        with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as zf:
+            with _snapshot(using):
+                for model in study_models():
+                    label = model._meta.label_lower
+                    member = data_member(label)
+                    with zf.open(member, "w", force_zip64=True) as raw:
+                        sink = HashingWriter(raw)
+                        rows[label] = dump_model(
+                            model, sink, natural_foreign_keys=label in NATURAL_FOREIGN_KEYS,
+                            natural_primary_keys=label in MERGED_BY_NAME)
+                        files[member] = sink.entry()
+                    labels.append(label)
+                media = media_names()
+                migrations = database_state(using)
+            # Files are copied after the snapshot closes: storage (maybe S3) can be slow, and
+            # stored files are never rewritten in place (images are named by their content hash).
+            for name in media:
                 files[media_member(name)] = _copy_media(zf, name)
             manifest = manifest_lib.build(
-                migrations=database_state(using), models=labels, rows=rows, files=files,
+                migrations=migrations, models=labels, rows=rows, files=files,
                 software={"django": django.get_version(), "python": platform.python_version(),
                           "database": connections[using].vendor})
             zf.writestr(manifest_lib.MANIFEST, json.dumps(manifest, indent=1))

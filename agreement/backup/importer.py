@@ -3,10 +3,10 @@
 Order matters, so that a refusal writes nothing:
 1. read the manifest, check every member's presence and sha256 (the zip's own CRCs too);
 2. check the database: same migration state as the archive, no study rows yet;
-3. in one transaction: load every row (Django's deserializer, raw saves as ``loaddata`` does),
-   compare row counts with the manifest, check foreign keys, write the media files, reset the
-   PostgreSQL sequences past the restored ids. Any failure rolls the rows back and deletes the
-   media files this restore wrote.
+3. write the media files (outside any transaction: storage may be S3), then in one
+   transaction load every row (Django's deserializer, raw saves as ``loaddata`` does), compare
+   row counts with the manifest, check foreign keys, reset the PostgreSQL sequences past the
+   restored ids. Any failure rolls the rows back and deletes the media files this restore wrote.
 """
 from __future__ import annotations
 
@@ -238,14 +238,15 @@ def import_study(path: str | os.PathLike, *, using: str = DEFAULT_DB_ALIAS) -> d
         models = _check_models(manifest)
         _check_migrations(manifest, using)
         plan = _media_plan(zf, manifest)
+        _check_empty(using)  # before any file is written; again inside the transaction
         written: list[str] = []
         try:
+            _write_media(zf, plan, written)  # storage I/O (maybe S3) outside the transaction
             with transaction.atomic(using=using):
                 _check_empty(using)
                 _load_rows(zf, models, using)
                 _check_counts(manifest, models, using)
                 _check_constraints(using)
-                _write_media(zf, plan, written)
                 reset_sequences(using)
         except BaseException:
             for name in written:
