@@ -15,7 +15,7 @@ from django.db.models import Count, Max, Q
 
 from annotation.models import Instance
 from judging.models import Comparison, EvalModel, Judgment, Response
-from judging.selectors import UnknownSplit
+from judging.selectors import UnknownSplit, reference_model_name  # noqa: F401 (re-exported)
 
 from .models import MetricScore
 
@@ -150,10 +150,6 @@ def response_texts(ids) -> dict[int, str]:
         out.update(Response.objects.filter(pk__in=ids[start:start + 20_000])
                    .values_list("pk", "text"))
     return out
-
-
-def reference_model_name() -> str | None:
-    return EvalModel.objects.filter(is_reference=True).values_list("name", flat=True).first()
 
 
 def model_families() -> dict[str, str]:

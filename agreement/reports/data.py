@@ -97,10 +97,9 @@ class _Data:
         self.human_votes = {k: [v[1] for v in vs if v[1] != "tie"] for k, vs in human.items()}
         self.human_tie_votes = sum(v[1] == "tie" for vs in human.values() for v in vs)
         self.human_votes = {k: v for k, v in self.human_votes.items() if v}
-        self.majority = {}
-        for k, votes in self.human_votes.items():
-            c = Counter(votes)
-            self.majority[k] = ("A" if c["A"] > c["B"] else "B" if c["B"] > c["A"] else None)
+        keys = list(self.human_votes)
+        self.majority = dict(zip(keys, st.majority_labels(
+            [self.human_votes[k] for k in keys], labels=("A", "B")), strict=True)) if keys else {}
         self.judges = sorted(s for s in self.pd.votes if s != HUMAN)
         self.verdicts: dict[str, dict] = {
             j: {k: v[0][1] for k, v in self.pd.votes[j].items()} for j in self.judges}
