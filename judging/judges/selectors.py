@@ -5,7 +5,8 @@ from django.db.models import Count
 
 from judging import ratings
 
-from ..models import EvalModel, Judgment
+from ..models import Judgment
+from ..selectors import pairwise_judgments, reference_model_name
 from .models import Judge, JudgeCall, JudgeRun
 
 
@@ -32,24 +33,13 @@ def parse_path_counts(run: JudgeRun) -> dict[str, int]:
     return {r["parse_path"] or "pending": r["n"] for r in rows}
 
 
-def judge_pairwise_rows(judge_name: str, *, annotator: str | None = None) -> list[tuple]:
-    """``(model_a, model_b, outcome, created_at)`` for a judge's final pairwise verdicts
-    (single-turn and 'overall' turns), oldest first — the input ``ratings`` expects."""
-    qs = Judgment.objects.filter(source=judge_name, comparison__isnull=False,
-                                 turn__in=["", "overall"])
-    if annotator:
-        qs = qs.filter(annotator=annotator)
-    return [(a, b, choice, at) for a, b, choice, at in qs.order_by("created_at", "pk").values_list(
-        "comparison__response_a__model__name", "comparison__response_b__model__name",
-        "choice", "created_at")]
-
-
 def judge_leaderboard(judge_name: str, *, bootstrap_rounds: int = 200, seed: int = 0):
-    """The ratings module's leaderboard over one judge's verdicts (VisIT-Bench Table 4)."""
-    rows = judge_pairwise_rows(judge_name)
+    """The ratings module's leaderboard over one judge's verdicts (VisIT-Bench Table 4), read
+    by the same selector as the human board (gold comparisons and non-votes left out)."""
+    rows = pairwise_judgments(judge=judge_name)
     if not rows:
         return []
-    reference = EvalModel.objects.filter(is_reference=True).values_list("name", flat=True).first()
+    reference = reference_model_name()
     names = {r[0] for r in rows} | {r[1] for r in rows}
     return ratings.leaderboard(rows, reference=reference if reference in names else None,
                                bootstrap_rounds=bootstrap_rounds, seed=seed)

@@ -69,8 +69,10 @@ def test_judge_verdicts_feed_a_leaderboard_of_their_own(server, analyst_client):
     judge = make_judge(server, name="gpt-judge")
     judge_run_execute(judge_run_start(judge=judge, item_uuids=[c.uuid for c in comparisons],
                                       dispatch=False))
+    comparisons[0].gold_choice = "A"  # gold items measure workers; no leaderboard counts them
+    comparisons[0].save(update_fields=["gold_choice"])
     board = judge_leaderboard("gpt-judge", bootstrap_rounds=20)
     assert [row.model for row in board] == ["strong", "weak"]
-    assert board[0].matches == 6 and board[0].bt_rating > board[1].bt_rating
+    assert board[0].matches == 5 and board[0].bt_rating > board[1].bt_rating
     html = analyst_client.get(reverse("judging:judges:leaderboards")).content.decode()
     assert "gpt-judge" in html and html.index("strong") < html.index("weak")
