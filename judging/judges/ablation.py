@@ -33,12 +33,12 @@ from annotation.db_text import storage_problem
 from annotation.models import Instance
 
 from ..models import Comparison, EvalModel, Judgment, Response
+from ..services.responses import reference_model
 from .models import Judge
 from .plans import SUBSTITUTED
 from .table import mean_or_none, table1_row, win_rate_percent
 
 CONDITIONS = [c.value for c in Response.Condition]
-REFERENCE_NAME = "Human-verified reference"
 
 
 def _conversations(instances=None):
@@ -148,11 +148,6 @@ def import_responses(*, model_name: str, lines: Iterable[str]) -> int:
 
 
 # ---------------------------------------------------------------- comparisons vs the reference
-
-
-def reference_model() -> EvalModel:
-    return (EvalModel.objects.filter(is_reference=True).first()
-            or EvalModel.objects.create(name=REFERENCE_NAME, is_reference=True))
 
 
 @transaction.atomic

@@ -21,7 +21,8 @@ from django.db import transaction
 from annotation.models import ConversationTurn, Instance, InstanceImage, ScoreRubric
 
 from ..models import EvalModel, Response
-from .ablation import ablation_comparisons, reference_model
+from ..services.responses import reference_model
+from .ablation import ablation_comparisons
 from .models import Judge
 from .services import default_items, judge_run_execute, judge_run_start
 

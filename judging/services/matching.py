@@ -5,7 +5,8 @@ instruction together with its image URLs; the instruction alone is used only whe
 """
 from collections import defaultdict
 
-from annotation.models import Image, Instance, InstanceImage
+from annotation.imports.images import image_for_url
+from annotation.models import Instance, InstanceImage
 
 
 def _norm(text: str) -> str:
@@ -67,8 +68,7 @@ class InstanceIndex:
             kind=kind, instruction=instruction, source="import", external_id=item_id or "",
             stage=Instance.Stage.DONE)
         for position, url in enumerate(image_urls):
-            image = Image.objects.filter(source_url=url).first() or Image.objects.create(
-                source_url=url)
-            InstanceImage.objects.create(instance=instance, image=image, position=position)
+            InstanceImage.objects.create(instance=instance, image=image_for_url(url),
+                                         position=position)
         self.add(instance, list(image_urls))
         return instance

@@ -117,6 +117,17 @@ def predictions_import(name: str, data: bytes, *, model: str | None = None,
     return report
 
 
+def reference_model(name: str = REFERENCE_NAME) -> EvalModel:
+    """The model marked as the human-verified reference, created (or marked) as ``name`` if
+    there is none yet."""
+    reference = EvalModel.objects.filter(is_reference=True).first()
+    if reference is None:
+        reference, _ = EvalModel.objects.get_or_create(name=name, defaults={"family": "human"})
+        EvalModel.objects.filter(pk=reference.pk).update(is_reference=True)
+        reference.is_reference = True
+    return reference
+
+
 @transaction.atomic
 def reference_responses_sync(name: str = REFERENCE_NAME) -> int:
     """Give every verified instance's reference output a Response of the reference model.
@@ -124,10 +135,7 @@ def reference_responses_sync(name: str = REFERENCE_NAME) -> int:
     Returns how many responses were created. The reference model is created (``is_reference``)
     if no model is marked as the reference yet.
     """
-    reference = EvalModel.objects.filter(is_reference=True).first()
-    if reference is None:
-        reference, _ = EvalModel.objects.get_or_create(name=name, defaults={"family": "human"})
-        EvalModel.objects.filter(pk=reference.pk).update(is_reference=True)
+    reference = reference_model(name)
     have = set(Response.objects.filter(model=reference, turn=0).values_list("instance_id",
                                                                             flat=True))
     todo = (Instance.objects.filter(reference_status=Instance.ReferenceStatus.VERIFIED)
