@@ -6,7 +6,7 @@ import warnings
 from dataclasses import asdict, dataclass, field
 
 from . import ratings
-from .selectors import category_names, pairwise_judgments, reference_model_name
+from .selectors import pairwise_judgments, pairwise_judgments_qs, reference_model_name
 
 CSV_COLUMNS = ["rank", "model", "rating", "ci_low", "ci_high", "elo", "matches",
                "win_rate_vs_reference", "n_vs_reference", "is_reference"]
@@ -54,13 +54,17 @@ def leaderboard_build(judge: str = "human", split: str = "all", *, exclude_block
 def category_win_rates(judge: str = "human", *, exclude_blocked: bool = False) -> dict:
     """{category: {model: (win rate vs reference, n)}} (VisIT-Bench fig. 8)."""
     reference = reference_model_name()
-    out = {}
-    for category in category_names(judge):
-        rows = pairwise_judgments(judge=judge, split=f"category:{category}",
-                                  exclude_blocked=exclude_blocked)
-        if reference and any(reference in r[:2] for r in rows):
-            out[category] = ratings.win_rates_vs(rows, reference)
-    return out
+    by_category: dict[str, list[tuple]] = {}
+    for *row, category in (  # one read for every category, in the ratings' time order
+            pairwise_judgments_qs(judge=judge, exclude_blocked=exclude_blocked)
+            .exclude(comparison__instance__family__isnull=True).order_by("created_at", "pk")
+            .values_list("comparison__response_a__model__name",
+                         "comparison__response_b__model__name", "choice", "created_at",
+                         "comparison__instance__family__name")):
+        by_category.setdefault(category, []).append(tuple(row))
+    return {category: ratings.win_rates_vs(rows, reference)
+            for category, rows in sorted(by_category.items())
+            if reference and any(reference in r[:2] for r in rows)}
 
 
 def leaderboard_csv(board: Leaderboard) -> str:

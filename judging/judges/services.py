@@ -310,14 +310,18 @@ def _write_judgments(run: JudgeRun, item: Comparison | Response,
     else:
         response = item
         result = results[""]
+        turns = [t for t in result if t not in ("feedback", "", "overall")]
+        by_turn = {}
+        if turns:  # a conversation's per-turn grades go to that turn's response, in one read
+            for r in Response.objects.filter(
+                    instance_id=response.instance_id, model_id=response.model_id,
+                    condition=response.condition, turn__in=[int(t) for t in turns]
+            ).order_by("-pk"):
+                by_turn[str(r.turn)] = r
         for turn, score in result.items():
             if turn == "feedback":
                 continue
-            target = response
-            if turn not in ("", "overall"):
-                target = Response.objects.filter(
-                    instance_id=response.instance_id, model_id=response.model_id,
-                    condition=response.condition, turn=int(turn)).first() or response
+            target = by_turn.get(turn, response)
             rows.append(Judgment(response=target, source=judge.name, annotator=judge.ident,
                                  score=score, turn=turn, feedback=result.get("feedback", ""),
                                  created_at=now))

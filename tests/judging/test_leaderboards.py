@@ -12,7 +12,7 @@ from annotation.services.batches import batch_create_from_rows, batch_set_status
 from annotation.services.claims import task_claim_next
 from annotation.services.submissions import assignment_submit
 from annotation.services.workers import worker_block
-from judging.leaderboards import leaderboard_build
+from judging.leaderboards import category_win_rates, leaderboard_build
 from judging.models import Comparison, Judgment
 from judging.selectors import comparison_majorities, pairwise_judgments
 from tests.factories import make_workers
@@ -61,6 +61,18 @@ def test_hand_computed_small_case_and_majorities():
     assert levels == ["3/5", "4/5", "5/5"]
     first = [m for m in comparison_majorities() if m["level"] == "4/5"][0]
     assert first["winner_model"] == "reference"
+
+
+def test_category_win_rates_are_per_category_and_hand_computed():
+    ms = builders.models("llava", reference="reference")
+    workers = make_workers(3)
+    _crowd_votes([(ms["llava"], ms["reference"], "AAB")], workers, category="Chart reading")
+    _crowd_votes([(ms["reference"], ms["llava"], "AAA"),
+                  (ms["llava"], ms["reference"], "BBA")], workers, category="Humor")
+    rates = category_win_rates()
+    assert set(rates) == {"Chart reading", "Humor"}
+    assert rates["Chart reading"]["llava"] == pytest.approx((2 / 3, 3))
+    assert rates["Humor"]["llava"] == pytest.approx((1 / 6, 6))
 
 
 def test_first_elo_update_follows_fastchat():
