@@ -6,13 +6,14 @@ candidate row is picked with ``SELECT … FOR UPDATE SKIP LOCKED`` on PostgreSQL
 workers spread over tasks instead of queueing on one row. SQLite serializes writers instead.
 """
 from datetime import datetime, timedelta
+from functools import cache
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
 from ..hits import get_hit_type
 from ..models import Assignment, Batch, QualificationGrant, Task, Worker
+from ..rows import ModelColumns, db_value
 from .errors import AssignmentConflict, NotEligible
 from .leases import leases_expire
 
@@ -66,14 +67,24 @@ def task_claim_next(*, batch: Batch, worker: Worker, now: datetime | None = None
 
 
 def _next_candidate(batch: Batch, worker: Worker):
-    candidates = (
-        Task.objects.filter(batch=batch, slots_taken__lt=F("max_assignments"))
-        .exclude(assignments__worker=worker)
-        .order_by("position")
+    """The first task with a free slot this worker has never held, locked for this claim
+    (rows other claims hold are skipped, so concurrent workers spread over tasks)."""
+    columns, sql = _candidate_query(connection.features.has_select_for_update_skip_locked)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [batch.pk, worker.pk])
+        row = cursor.fetchone()
+    return columns.load(row)[0] if row else None
+
+
+@cache
+def _candidate_query(skip_locked: bool):
+    t, a = ModelColumns(Task, "t"), ModelColumns(Assignment, "a")
+    return t, (
+        f"SELECT {t.sql()} FROM {t.table()} WHERE t.batch_id = %s"
+        " AND t.slots_taken < t.max_assignments"
+        f" AND NOT EXISTS (SELECT 1 FROM {a.table()} WHERE a.task_id = t.id AND a.worker_id = %s)"
+        " ORDER BY t.position LIMIT 1" + (" FOR UPDATE OF t SKIP LOCKED" if skip_locked else "")
     )
-    if connection.features.has_select_for_update_skip_locked:
-        candidates = candidates.select_for_update(skip_locked=True, of=("self",))
-    return candidates.first()
 
 
 def task_claim_specific(
@@ -116,22 +127,40 @@ def task_claim_specific(
 
 
 def _live_lease(batch: Batch, worker: Worker, now: datetime):
-    return (
-        Assignment.objects.filter(
-            batch=batch, worker=worker, status=Assignment.Status.LEASED, expires_at__gt=now
-        )
-        .select_related("task")
-        .first()
+    (a, t), sql = _live_lease_query()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [batch.pk, worker.pk, Assignment.Status.LEASED,
+                             db_value(Assignment, "expires_at", now)])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    assignment, i = a.load(row)
+    assignment.task, _ = t.load(row, i)
+    return assignment
+
+
+@cache
+def _live_lease_query():
+    a, t = ModelColumns(Assignment, "a"), ModelColumns(Task, "t")
+    return (a, t), (
+        f"SELECT {a.sql()}, {t.sql()} FROM {a.table()} JOIN {t.table()} ON t.id = a.task_id"
+        " WHERE a.batch_id = %s AND a.worker_id = %s AND a.status = %s AND a.expires_at > %s"
+        " ORDER BY a.id LIMIT 1"
     )
 
 
 def take_slot(task_id: int) -> bool:
     """Take one of the task's N slots if one is free (a conditional UPDATE; never over N)."""
-    return bool(
-        Task.objects.filter(pk=task_id, slots_taken__lt=F("max_assignments")).update(
-            slots_taken=F("slots_taken") + 1
-        )
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(_take_slot_sql(), [task_id])
+        return cursor.rowcount == 1
+
+
+@cache
+def _take_slot_sql() -> str:
+    table = connection.ops.quote_name(Task._meta.db_table)
+    return (f"UPDATE {table} SET slots_taken = slots_taken + 1"
+            " WHERE id = %s AND slots_taken < max_assignments")
 
 
 def _create_assignment(task: Task, batch: Batch, worker: Worker, now: datetime, **provider):

@@ -13,7 +13,12 @@ from ..hits import get_hit_type
 from ..middleware import allow_marketplace_framing
 from ..models import Assignment, Batch
 from ..permissions import annotator_required, public
-from ..selectors import batch_progress, batches_open_to, worker_position
+from ..selectors import (
+    assignment_with_context,
+    batch_progress,
+    batches_open_to,
+    worker_position,
+)
 from ..services.claims import task_claim_next
 from ..services.errors import AnswerInvalid, EngineError, NotEligible, TooFast
 from ..services.submissions import assignment_return, assignment_submit
@@ -115,11 +120,7 @@ def _csrf_refusal(request):
 
 
 def _owned_assignment(request, assignment_uuid) -> Assignment:
-    assignment = (
-        Assignment.objects.select_related("task", "batch", "worker")
-        .filter(uuid=assignment_uuid)
-        .first()
-    )
+    assignment = assignment_with_context(assignment_uuid)
     if assignment is None or not request_owns(request, assignment):
         raise Http404("No such assignment")
     return assignment

@@ -1,0 +1,66 @@
+"""Hand-written SELECTs for the annotators' hot path, loaded into ordinary model instances.
+
+Profiling the task page and the submit under load showed the ORM spending more CPU building a
+query than the database spends running it (the assignment-with-task-batch-worker lookup alone
+was a third of a request). The few queries every task page and submit make are written once
+here; their column lists still come from the models' ``_meta`` and values pass through the
+same database converters the ORM applies (JSON, booleans and UUIDs on SQLite, ...), so the
+instances are exactly what the ORM would have returned.
+"""
+from functools import cached_property
+
+from django.db import connections
+
+
+class ModelColumns:
+    """A model's concrete columns under a table alias: the SELECT list and the row loader."""
+
+    def __init__(self, model, alias: str, using: str = "default"):
+        self.model, self.alias, self.using = model, alias, using
+        self.fields = model._meta.concrete_fields
+        self.attnames = [f.attname for f in self.fields]
+        self._pk_index = self.attnames.index(model._meta.pk.attname)
+
+    def sql(self) -> str:
+        quote = connections[self.using].ops.quote_name
+        return ", ".join(f"{self.alias}.{quote(f.column)}" for f in self.fields)
+
+    def table(self) -> str:
+        """``table alias`` for a FROM or JOIN clause."""
+        return f"{connections[self.using].ops.quote_name(self.model._meta.db_table)} {self.alias}"
+
+    @cached_property
+    def _converters(self):
+        connection = connections[self.using]
+        out = []
+        for i, field in enumerate(self.fields):
+            col = field.get_col(self.alias)
+            fns = connection.ops.get_db_converters(col) + col.get_db_converters(connection)
+            if fns:
+                out.append((i, col, fns))
+        return out
+
+    def load(self, row, start: int = 0):
+        """The instance held by ``row[start:start + len(fields)]`` (None when its pk is NULL,
+        as after a LEFT JOIN that found nothing) and the index just after it."""
+        end = start + len(self.fields)
+        values = list(row[start:end])
+        connection = connections[self.using]
+        for i, col, fns in self._converters:
+            for fn in fns:
+                values[i] = fn(values[i], col, connection)
+        if values[self._pk_index] is None:
+            return None, end
+        return self.model.from_db(self.using, self.attnames, values), end
+
+
+def db_value(model, field_name: str, value, using: str = "default"):
+    """``value`` as the database stores ``model.field_name`` (e.g. a UUID as hex on SQLite)."""
+    field = model._meta.get_field(field_name)
+    return field.get_db_prep_value(value, connections[using], prepared=False)
+
+
+def fetch_one(sql: str, params, using: str = "default"):
+    with connections[using].cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
