@@ -7,7 +7,7 @@ here; their column lists still come from the models' ``_meta`` and values pass t
 same database converters the ORM applies (JSON, booleans and UUIDs on SQLite, ...), so the
 instances are exactly what the ORM would have returned.
 """
-from functools import cached_property
+from functools import cache, cached_property
 
 from django.db import connections
 
@@ -64,3 +64,31 @@ def fetch_one(sql: str, params, using: str = "default"):
     with connections[using].cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()
+
+
+def save_if(instance, fields: list[str], where: dict, using: str = "default") -> bool:
+    """``UPDATE`` the instance's ``fields`` from its attributes, only while the row still
+    matches ``where`` (field name → value); True when it did. A compare-and-set in one statement
+    (the common case of a state change, without a locking read first)."""
+    model = instance._meta.model
+    sql = _save_if_sql(model, tuple(fields), tuple(where), using)
+    connection = connections[using]
+    params = []
+    for name in fields:
+        field = model._meta.get_field(name)
+        params.append(field.get_db_prep_save(getattr(instance, field.attname), connection))
+    params.append(instance.pk)
+    params += [db_value(model, name, value, using) for name, value in where.items()]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount == 1
+
+
+@cache
+def _save_if_sql(model, fields: tuple, where: tuple, using: str) -> str:
+    quote = connections[using].ops.quote_name
+    column = lambda name: quote(model._meta.get_field(name).column)  # noqa: E731
+    assignments = ", ".join(f"{column(name)} = %s" for name in fields)
+    conditions = "".join(f" AND {column(name)} = %s" for name in where)
+    return (f"UPDATE {quote(model._meta.db_table)} SET {assignments}"
+            f" WHERE {quote(model._meta.pk.column)} = %s{conditions}")

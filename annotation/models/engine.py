@@ -138,7 +138,12 @@ class Task(models.Model):
                 condition=Q(slots_taken__lte=F("max_assignments")), name="task_slots_within_n"
             ),
         ]
-        indexes = [models.Index(fields=["batch", "slots_taken", "position"])]
+        indexes = [
+            # Only tasks with a free slot, in batch order: the next-task claim walks this index
+            # instead of every full task before the first open one.
+            models.Index(fields=["batch", "position"], name="open_task_order",
+                         condition=Q(slots_taken__lt=F("max_assignments"))),
+        ]
 
     def __str__(self) -> str:
         return f"{self.batch_id}#{self.position}"
@@ -192,6 +197,9 @@ class Assignment(models.Model):
             models.Index(fields=["status", "expires_at"]),
             models.Index(fields=["batch", "status"]),
             models.Index(fields=["worker", "batch"]),
+            # Live leases only: "does this worker already hold a task here?" on every claim.
+            models.Index(fields=["worker", "batch"], name="live_lease_by_worker",
+                         condition=Q(status="leased")),
         ]
 
     def __str__(self) -> str:

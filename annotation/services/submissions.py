@@ -7,6 +7,7 @@ the same transaction, so an answer is either fully recorded once or not at all.
 Late rule: a submission after the lease expired is accepted and counted only if the task still
 has a free slot; otherwise it is kept, marked late and not counted.
 """
+from copy import copy
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -19,6 +20,7 @@ from django.utils import timezone
 from ..db_text import storage_problem
 from ..hits import get_hit_type
 from ..models import Assignment, Task
+from ..rows import save_if
 from .claims import take_slot
 from .errors import AnswerInvalid, NotSubmittable, TooFast
 from .qualifications import qualification_evaluate
@@ -57,39 +59,53 @@ def assignment_submit(
     if (problem := storage_problem(answer)) is not None:  # e.g. "\ud800" in an API answer
         raise AnswerInvalid(f"The answer cannot be stored: {problem}.")
     with transaction.atomic():
-        locked = Assignment.objects.select_for_update().select_related("task").get(
-            pk=assignment.pk
-        )
-        if locked.status in _DONE:
-            return SubmitOutcome(locked, duplicate=True)
-        if locked.status == Assignment.Status.RETURNED:
-            raise NotSubmittable("You returned this task; it can no longer be submitted.")
-        late = locked.status == Assignment.Status.EXPIRED or locked.expires_at <= now
-        if locked.status == Assignment.Status.LEASED:
-            counted = True  # the lease still holds its slot, even if past its deadline
-        else:
-            counted = take_slot(locked.task_id)
-        locked.status = Assignment.Status.SUBMITTED
-        locked.answer = answer
-        locked.submitted_at = now
-        locked.seconds_spent = spent
-        locked.counted = counted
-        locked.late = late
-        if locked.task.is_gold and locked.task.gold_answer is not None:
-            locked.gold_correct = hit.is_correct(answer, locked.task.gold_answer)
-        locked.save(
-            update_fields=[
-                "status", "answer", "submitted_at", "seconds_spent", "counted", "late",
-                "gold_correct",
-            ]
-        )
-        if counted:
+        locked = _submit_if_leased(assignment, hit, answer, now, spent)
+        if locked is None:  # expired, returned or already submitted meanwhile: read and decide
+            locked = Assignment.objects.select_for_update().select_related("task").get(
+                pk=assignment.pk
+            )
+            if locked.status in _DONE:
+                return SubmitOutcome(locked, duplicate=True)
+            if locked.status == Assignment.Status.RETURNED:
+                raise NotSubmittable("You returned this task; it can no longer be submitted.")
+            # A lease past its deadline still holds its slot; an expired one must find a free one.
+            counted = locked.status == Assignment.Status.LEASED or take_slot(locked.task_id)
+            _record_answer(locked, hit, answer, now, spent, counted=counted)
+            locked.save(update_fields=_ANSWER_FIELDS)
+        if locked.counted:
             hit.on_submitted(locked)
         if locked.gold_correct is not None:
             _auto_block(locked)
         if batch.grants_qualification_id:
             qualification_evaluate(batch=batch, worker=locked.worker, now=now)
     return SubmitOutcome(locked, duplicate=False)
+
+
+_ANSWER_FIELDS = ["status", "answer", "submitted_at", "seconds_spent", "counted", "late",
+                  "gold_correct"]
+
+
+def _submit_if_leased(assignment, hit, answer, now, spent):
+    """The common case in one compare-and-set UPDATE: the row is still the lease this request
+    read (status and deadline unchanged), so it becomes a counted submission. None otherwise."""
+    if assignment.status != Assignment.Status.LEASED:
+        return None
+    submitted = copy(assignment)  # the caller's instance stays as read if this rolls back
+    _record_answer(submitted, hit, answer, now, spent, counted=True)
+    where = {"status": Assignment.Status.LEASED, "expires_at": assignment.expires_at}
+    return submitted if save_if(submitted, _ANSWER_FIELDS, where) else None
+
+
+def _record_answer(assignment, hit, answer, now, spent, *, counted: bool) -> None:
+    assignment.late = assignment.status == Assignment.Status.EXPIRED or assignment.expires_at <= now
+    assignment.status = Assignment.Status.SUBMITTED
+    assignment.answer = answer
+    assignment.submitted_at = now
+    assignment.seconds_spent = spent
+    assignment.counted = counted
+    task = assignment.task
+    if task.is_gold and task.gold_answer is not None:
+        assignment.gold_correct = hit.is_correct(answer, task.gold_answer)
 
 
 def assignment_return(*, assignment: Assignment, now: datetime | None = None) -> bool:
