@@ -12,17 +12,19 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 
 from .permissions import ANALYST, ANNOTATOR, ROLE_FLAGS
+from .rows import ModelColumns, fetch_one
 
 
 @cache
-def _user_with_roles_sql() -> str:
+def _user_with_roles_query():
     user_model = get_user_model()
+    user = ModelColumns(user_model, "u")
     link = user_model.groups.through._meta.db_table
     group = user_model.groups.field.related_model._meta.db_table
     member = (f"EXISTS (SELECT 1 FROM {link} l JOIN {group} g ON g.id = l.group_id "
               "WHERE l.user_id = u.id AND g.name = %s)")
-    return (f"SELECT u.*, {member} AS {ROLE_FLAGS[ANNOTATOR]}, {member} AS {ROLE_FLAGS[ANALYST]} "
-            f"FROM {user_model._meta.db_table} u WHERE u.id = %s")
+    return user, (f"SELECT {user.sql()}, {member}, {member} FROM {user.table()}"
+                  f" WHERE u.{user_model._meta.pk.column} = %s")
 
 
 class RoleAwareBackend(ModelBackend):
@@ -32,7 +34,11 @@ class RoleAwareBackend(ModelBackend):
             user_id = user_model._meta.pk.to_python(user_id)
         except Exception:  # a tampered session: same outcome as an unknown id
             return None
-        rows = user_model._default_manager.raw(_user_with_roles_sql(),
-                                               [ANNOTATOR, ANALYST, user_id])
-        user = next(iter(rows), None)
-        return user if user is not None and self.user_can_authenticate(user) else None
+        columns, sql = _user_with_roles_query()
+        row = fetch_one(sql, [ANNOTATOR, ANALYST, user_id])
+        if row is None:
+            return None
+        user, i = columns.load(row)
+        setattr(user, ROLE_FLAGS[ANNOTATOR], bool(row[i]))
+        setattr(user, ROLE_FLAGS[ANALYST], bool(row[i + 1]))
+        return user if self.user_can_authenticate(user) else None

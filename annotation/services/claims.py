@@ -5,6 +5,7 @@ WHERE slots_taken < max_assignments`` and creates the assignment in the same tra
 candidate row is picked with ``SELECT … FOR UPDATE SKIP LOCKED`` on PostgreSQL so concurrent
 workers spread over tasks instead of queueing on one row. SQLite serializes writers instead.
 """
+from contextlib import nullcontext
 from datetime import datetime, timedelta
 from functools import cache
 
@@ -43,14 +44,15 @@ def task_claim_next(*, batch: Batch, worker: Worker, now: datetime | None = None
     if live is not None:
         return live
     swept = False
+    claim_free_task = (_claim_in_one_statement if connection.vendor == "postgresql"
+                       else _claim_in_steps)
     for _ in range(_RETRIES):
         try:
-            with transaction.atomic():
-                task = _next_candidate(batch, worker)
-                if task is not None:
-                    if not take_slot(task.pk):
-                        continue
-                    return _create_assignment(task, batch, worker, now)
+            claimed = claim_free_task(batch, worker, now)
+            if claimed is _RETRY:
+                continue
+            if claimed is not None:
+                return claimed
         except IntegrityError:
             # The same worker claimed concurrently (two tabs); their live lease wins.
             live = _live_lease(batch, worker, now)
@@ -64,6 +66,56 @@ def task_claim_next(*, batch: Batch, worker: Worker, now: datetime | None = None
         if not leases_expire(now=now, batch=batch):
             return None
     return None
+
+
+_RETRY = object()
+
+
+def _claim_in_steps(batch: Batch, worker: Worker, now: datetime):
+    """Pick, take a slot, create — in one transaction (SQLite serializes these writers)."""
+    with transaction.atomic():
+        task = _next_candidate(batch, worker)
+        if task is None:
+            return None
+        if not take_slot(task.pk):
+            return _RETRY
+        return _create_assignment(task, batch, worker, now)
+
+
+def _claim_in_one_statement(batch: Batch, worker: Worker, now: datetime):
+    """PostgreSQL: the same three steps as one statement (a locking SELECT … SKIP LOCKED, the
+    conditional slot UPDATE and the INSERT chained as data-modifying CTEs), so a claim is one
+    round trip and atomic on its own; a savepoint only when a transaction is already open."""
+    assignment = _new_assignment(None, batch, worker, now)
+    fields, sql = _claim_statement()
+    values = [field.get_db_prep_save(field.pre_save(assignment, True), connection)
+              for field in fields if field.name != "task"]
+    with transaction.atomic() if connection.in_atomic_block else nullcontext():
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [batch.pk, worker.pk, *values])
+            row = cursor.fetchone()
+    if row is None:
+        return None
+    assignment.pk, assignment.task_id = row
+    assignment._state.adding, assignment._state.db = False, connection.alias
+    return assignment
+
+
+@cache
+def _claim_statement():
+    _, candidate = _candidate_query(True)
+    quote = connection.ops.quote_name
+    fields = [f for f in Assignment._meta.concrete_fields if not f.primary_key]
+    values = ", ".join("slot.id" if f.name == "task" else "%s" for f in fields)
+    return fields, (
+        f"WITH candidate AS ({candidate}),"
+        f" slot AS (UPDATE {quote(Task._meta.db_table)} t SET slots_taken = t.slots_taken + 1"
+        " FROM candidate c WHERE t.id = c.id AND t.slots_taken < t.max_assignments"
+        " RETURNING t.id)"
+        f" INSERT INTO {quote(Assignment._meta.db_table)}"
+        f" ({', '.join(quote(f.column) for f in fields)}) SELECT {values} FROM slot"
+        f" RETURNING {quote(Assignment._meta.pk.column)}, {quote(Assignment.task.field.column)}"
+    )
 
 
 def _next_candidate(batch: Batch, worker: Worker):
@@ -164,7 +216,13 @@ def _take_slot_sql() -> str:
 
 
 def _create_assignment(task: Task, batch: Batch, worker: Worker, now: datetime, **provider):
-    return Assignment.objects.create(
+    assignment = _new_assignment(task, batch, worker, now, **provider)
+    assignment.save(force_insert=True)
+    return assignment
+
+
+def _new_assignment(task, batch: Batch, worker: Worker, now: datetime, **provider):
+    return Assignment(
         task=task,
         batch=batch,
         worker=worker,
