@@ -7,6 +7,7 @@ here; their column lists still come from the models' ``_meta`` and values pass t
 same database converters the ORM applies (JSON, booleans and UUIDs on SQLite, ...), so the
 instances are exactly what the ORM would have returned.
 """
+from contextlib import contextmanager
 from functools import cache, cached_property
 
 from django.db import connections
@@ -61,9 +62,42 @@ def db_value(model, field_name: str, value, using: str = "default"):
 
 
 def fetch_one(sql: str, params, using: str = "default"):
-    with connections[using].cursor() as cursor:
+    with statement_cursor(using) as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()
+
+
+@contextmanager
+def statement_cursor(using: str = "default"):
+    """A cursor for these fixed statements. On PostgreSQL it prepares each statement on first
+    use per connection: planning them cost more than running them (pg_stat_statements under
+    load: 0.37 ms planning vs 0.11 ms executing the assignment lookup, 0.33 vs 0.03 ms the
+    user-with-roles read). Django's own cursor where that does not apply: other databases,
+    queries being recorded (DEBUG, tests counting queries), execute wrappers installed, or
+    prepared statements switched off (DATABASE_PREPARED_STATEMENTS=0, e.g. behind PgBouncer
+    in transaction mode)."""
+    connection = connections[using]
+    with connection.cursor() as cursor:
+        raw = connection.connection
+        if (connection.vendor != "postgresql" or connection.queries_logged
+                or connection.execute_wrappers or raw.prepare_threshold is None):
+            yield cursor
+            return
+        with connection.wrap_database_errors, _preparing_cursor_class()(raw) as prepared:
+            yield prepared
+
+
+@cache
+def _preparing_cursor_class():
+    import psycopg
+
+    class PreparingCursor(psycopg.Cursor):
+        """Server-side parameters; every statement prepared (psycopg keeps the names)."""
+
+        def execute(self, query, params=None, **kwargs):
+            return super().execute(query, params, prepare=True, **kwargs)
+
+    return PreparingCursor
 
 
 def save_if(instance, fields: list[str], where: dict, using: str = "default") -> bool:
@@ -79,7 +113,7 @@ def save_if(instance, fields: list[str], where: dict, using: str = "default") ->
         params.append(field.get_db_prep_save(getattr(instance, field.attname), connection))
     params.append(instance.pk)
     params += [db_value(model, name, value, using) for name, value in where.items()]
-    with connection.cursor() as cursor:
+    with statement_cursor(using) as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount == 1
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from ..hits import get_hit_type
 from ..models import Assignment, Batch, QualificationGrant, Task, Worker
-from ..rows import ModelColumns, db_value
+from ..rows import ModelColumns, db_value, statement_cursor
 from .errors import AssignmentConflict, NotEligible
 from .leases import leases_expire
 
@@ -91,7 +91,7 @@ def _claim_in_one_statement(batch: Batch, worker: Worker, now: datetime):
     values = [field.get_db_prep_save(field.pre_save(assignment, True), connection)
               for field in fields if field.name != "task"]
     with transaction.atomic() if connection.in_atomic_block else nullcontext():
-        with connection.cursor() as cursor:
+        with statement_cursor() as cursor:
             cursor.execute(sql, [batch.pk, worker.pk, *values])
             row = cursor.fetchone()
     if row is None:
@@ -122,7 +122,7 @@ def _next_candidate(batch: Batch, worker: Worker):
     """The first task with a free slot this worker has never held, locked for this claim
     (rows other claims hold are skipped, so concurrent workers spread over tasks)."""
     columns, sql = _candidate_query(connection.features.has_select_for_update_skip_locked)
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(sql, [batch.pk, worker.pk])
         row = cursor.fetchone()
     return columns.load(row)[0] if row else None
@@ -180,9 +180,8 @@ def task_claim_specific(
 
 def _live_lease(batch: Batch, worker: Worker, now: datetime):
     (a, t), sql = _live_lease_query()
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [batch.pk, worker.pk, Assignment.Status.LEASED,
-                             db_value(Assignment, "expires_at", now)])
+    with statement_cursor() as cursor:
+        cursor.execute(sql, [batch.pk, worker.pk, db_value(Assignment, "expires_at", now)])
         row = cursor.fetchone()
     if row is None:
         return None
@@ -196,14 +195,17 @@ def _live_lease_query():
     a, t = ModelColumns(Assignment, "a"), ModelColumns(Task, "t")
     return (a, t), (
         f"SELECT {a.sql()}, {t.sql()} FROM {a.table()} JOIN {t.table()} ON t.id = a.task_id"
-        " WHERE a.batch_id = %s AND a.worker_id = %s AND a.status = %s AND a.expires_at > %s"
+        # The status is written into the statement, not passed: a prepared statement's generic
+        # plan can use the live-lease partial index only when it sees the constant.
+        f" WHERE a.batch_id = %s AND a.worker_id = %s AND a.status = '{Assignment.Status.LEASED}'"
+        " AND a.expires_at > %s"
         " LIMIT 1"  # normally the only one; ORDER BY id would tempt the planner into a pk scan
     )
 
 
 def take_slot(task_id: int) -> bool:
     """Take one of the task's N slots if one is free (a conditional UPDATE; never over N)."""
-    with connection.cursor() as cursor:
+    with statement_cursor() as cursor:
         cursor.execute(_take_slot_sql(), [task_id])
         return cursor.rowcount == 1
 
