@@ -100,7 +100,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Unset, each process keeps a local-memory cache and sessions stay in the database.
 CACHE_URL = env_str("CACHE_URL")
 if CACHE_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+    CACHES = {"default": {"BACKEND": "config.redis_cache.ReusingRedisCache",
                           "LOCATION": CACHE_URL, "KEY_PREFIX": "vlmeval"}}
     SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 

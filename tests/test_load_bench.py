@@ -21,6 +21,6 @@ def test_short_load_run_keeps_every_invariant():
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
     row = next(line.split() for line in result.stdout.splitlines() if line.strip().startswith("10 "))
-    assert row[1] == "200"  # 40 tasks × 5 submissions, all acknowledged
+    assert row[2] == "200"  # 40 tasks × 5 submissions, all acknowledged
     assert row[-4:] == ["0", "0", "0", "0"]  # over-assignment, duplicates, lost, errors
     assert "invariants: ok" in result.stdout
