@@ -1,8 +1,9 @@
 """HTTP load: gunicorn + PostgreSQL, N simulated annotators doing claim page → submit.
 
 Usage: eval "$(scripts/services.sh start)"; .venv/bin/python bench/load.py [--quick] [--workers 10 50 200]
-Each simulated annotator logs in, then loops: GET "next task" (redirects to the task page),
-POST the answer (with the page's CSRF token) until the batch is done for them. Prints
+Each simulated annotator is signed in, claims its first task (GET "next", redirected to the
+task page), then loops: POST the answer with the page's CSRF token; the response is the next
+task's page (one request per task), until the batch is done for them. Prints
 throughput, p50/p95/p99 latency, and checks the invariants afterwards: 0 over-assignment,
 0 duplicate answers, 0 lost submissions (every submit the server acknowledged is in the database).
 Exit status 1 when an invariant is violated (CI runs --quick). The "client" column is the load
@@ -11,7 +12,6 @@ TEST_REDIS_URL is set (as `scripts/services.sh start` exports), as a production 
 """
 import argparse
 import asyncio
-import itertools
 import os
 import random
 import re
@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -93,42 +94,58 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-async def _annotator(base, index, session, batch_uuid, think, period, latencies, acknowledged,
-                     errors):
+async def _annotator(base, index, session, batch_uuid, think, period, log):
     host, _, port = base.rpartition("//")[2].partition(":")
     client = Client(host, int(port), cookies={"sessionid": session})
-    url = f"/work/batch/{batch_uuid}/next/"  # a submit redirects straight to the next task
     start = time.perf_counter() + period * random.random()  # paced annotators start spread out
-    # Each annotator's first task is the warm-up (cold web workers compile templates and
-    # prepare statements then); its latencies are left out, its submission still counts.
-    recorded = {"page": [], "submit": []}
-    for cycle in itertools.count():
-        if cycle == 1:
-            recorded = latencies
+
+    async def timed(request):
+        t0 = time.perf_counter()
+        reply = await request
+        log.requests.append((t0, time.perf_counter()))
+        return reply
+
+    def load(url):
+        return timed(client.get(url, follow_redirects=True))
+
+    page = await load(f"/work/batch/{batch_uuid}/next/")  # claims the first task
+    while "All done" not in page.text:
+        match = ACTION.search(page.text)
+        if page.status != 200 or not match:
+            log.errors.append(f"page {page.status}")
+            break
         if period:  # one task per period: the offered load stays put while latency varies
             await asyncio.sleep(max(0.0, start - time.perf_counter()))
             start = max(start + period, time.perf_counter() - period)
-        t0 = time.perf_counter()
-        page = await client.get(url, follow_redirects=True)
-        recorded["page"].append(time.perf_counter() - t0)
-        if "All done" in page.text:
-            return
-        match = ACTION.search(page.text)
-        if page.status != 200 or not match:
-            errors.append(f"page {page.status}")
-            return
         if think:
             await asyncio.sleep(think)
-        t0 = time.perf_counter()
-        answer = await client.post(match.group(1), data={
-            "choice": "AB"[index % 2], "csrfmiddlewaretoken": CSRF.search(page.text).group(1)})
-        recorded["submit"].append(time.perf_counter() - t0)
-        if answer.status == 302:
-            acknowledged.append(match.group(1).rstrip("/").split("/")[-1])
-            url = urlsplit(answer.headers["location"]).path
+        answer = await timed(client.post(match.group(1), data={
+            "choice": "AB"[index % 2], "csrfmiddlewaretoken": CSRF.search(page.text).group(1)}))
+        if answer.status in (200, 302):  # stored: the next task's page, or "next" at the end
+            log.acknowledged.append((time.perf_counter(), match.group(1).rstrip("/").split("/")[-1]))
+            page = answer if answer.status == 200 else await load(
+                urlsplit(answer.headers["location"]).path)
         else:
-            errors.append(f"submit {answer.status}")
-            url = f"/work/batch/{batch_uuid}/next/"
+            log.errors.append(f"submit {answer.status}")
+            page = await load(f"/work/batch/{batch_uuid}/next/")
+    log.finished.append(time.perf_counter())
+
+
+@dataclass
+class _Log:
+    requests: list = field(default_factory=list)  # (start, end) of every request
+    acknowledged: list = field(default_factory=list)  # (time, assignment uuid)
+    errors: list = field(default_factory=list)
+    finished: list = field(default_factory=list)  # when each annotator ran out of tasks
+
+    def window(self, start: float, warmup: float) -> tuple[float, float]:
+        """The steady part of the run: after the warm-up (cold web workers, every annotator
+        claiming at once) and before the first annotator runs out of work (the load then
+        drops); the whole run when that leaves too little."""
+        begin, end = start + warmup, min(self.finished, default=start)
+        if end - begin < 1.0:
+            return start, max(self.finished, default=start)
+        return begin, end
 
 
 def _pct(values, q):
@@ -137,8 +154,10 @@ def _pct(values, q):
 
 
 def run(workers: int, tasks: int, n: int, gunicorn_workers: int, think: float = 0.0,
-        rate: float = 0.0) -> dict:
-    """One run; ``rate`` > 0 paces the annotators to that many submissions/s in total."""
+        rate: float = 0.0, warmup: float = 2.0) -> dict:
+    """One run; ``rate`` > 0 paces the annotators to that many submissions/s in total.
+    Throughput and latency are those of the steady window (``_Log.window``); "overall" is the
+    whole run's submissions per second."""
     db_url = _database_url()
     env = _env(db_url)
     batch_uuid, sessions = _prepare(env, workers, tasks, n)
@@ -155,13 +174,12 @@ def run(workers: int, tasks: int, n: int, gunicorn_workers: int, think: float = 
                 break
             except httpx.HTTPError:
                 time.sleep(0.1)
-        latencies = {"page": [], "submit": []}
-        acknowledged, errors = [], []
+        log = _Log()
 
         async def main():
             await asyncio.gather(*(
                 _annotator(base, i, session, batch_uuid, think, workers / rate if rate else 0.0,
-                           latencies, acknowledged, errors)
+                           log)
                 for i, session in enumerate(sessions)))
 
         start, cpu = time.perf_counter(), time.process_time()
@@ -179,19 +197,20 @@ def run(workers: int, tasks: int, n: int, gunicorn_workers: int, think: float = 
                 .values_list("task_id", "worker_id", "uuid"))
     per_task = Counter(t for t, _, _ in rows)
     stored = {str(u) for _, _, u in rows}
+    acknowledged = [uuid for _, uuid in log.acknowledged]
     invariants = {
         "over_assignment": sum(1 for c in per_task.values() if c > n),
         "duplicates": len(rows) - len({(t, w) for t, w, _ in rows}),
         "lost": len(set(acknowledged) - stored),
-        "errors": len(errors),
+        "errors": len(log.errors),
     }
-    all_latencies = latencies["page"] + latencies["submit"]
+    begin, end = log.window(start, warmup)
+    latencies = [e - s for s, e in log.requests if begin <= s < end]
+    steady = sum(1 for t, _ in log.acknowledged if begin <= t < end)
     return {"workers": workers, "submissions": len(acknowledged), "wall": wall,
-            "throughput": len(acknowledged) / wall, "p50": _pct(all_latencies, 0.5),
-            "p95": _pct(all_latencies, 0.95), "p99": _pct(all_latencies, 0.99),
-            "submit_p95": _pct(latencies["submit"], 0.95), "client_cpu": client_cpu / wall,
-            "latencies": latencies,
-            **invariants,
+            "throughput": steady / (end - begin), "overall": len(acknowledged) / wall,
+            "window": end - begin, "p50": _pct(latencies, 0.5), "p95": _pct(latencies, 0.95),
+            "p99": _pct(latencies, 0.99), "client_cpu": client_cpu / wall, **invariants,
             "complete": len(rows) == tasks * n}
 
 
@@ -206,35 +225,42 @@ def main() -> None:
                         help="pace the annotators to this many submissions/s in total "
                              "(0 = each goes as fast as the server answers)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per size; prints the median")
+    parser.add_argument("--warmup-s", type=float, default=2.0,
+                        help="seconds left out of the figures at the start (cold workers)")
     args = parser.parse_args()
     sizes = [10] if args.quick else args.workers
+    warmup = 0.0 if args.quick else args.warmup_s
     pacing = f"paced to {args.rate:.0f} submissions/s" if args.rate else "closed loop"
     print(f"gunicorn: {args.gunicorn_workers} sync workers; {pacing}; think time "
           f"{args.think_ms:.0f} ms; sessions: "
           f"{'Redis cache' if os.environ.get('TEST_REDIS_URL') else 'database'}")
+    print(f"subm/s and latencies: steady state (after {warmup:.0f} s of warm-up, until the first "
+          "annotator runs out of tasks); 'all/s': the whole run. Latency: every request "
+          "(a submit answers with the next task's page).")
     if not args.rate:
         print("Closed loop: each annotator waits for its own previous request, so by Little's law "
               "the mean latency is N / request rate — at N=50 it measures queueing, not service.")
-    columns = ("subm/s", "p50", "p95", "p99", "client_cpu")
-    print(f"{'N':>4} {'run':>6} {'subm':>6} {'subm/s':>7} {'p50 ms':>7} {'p95 ms':>7} "
+    columns = ("throughput", "overall", "p50", "p95", "p99", "client_cpu")
+    print(f"{'N':>4} {'run':>6} {'subm':>6} {'subm/s':>7} {'all/s':>6} {'p50 ms':>7} {'p95 ms':>7} "
           f"{'p99 ms':>7} {'client':>6} {'over':>5} {'dup':>4} {'lost':>5} {'err':>4}")
     ok = True
     for workers in sizes:
         tasks = 40 if args.quick else max(400, workers * 4)
         results = []
         for i in range(args.repeat):
-            r = run(workers, tasks, 5, args.gunicorn_workers, args.think_ms / 1000, args.rate)
-            r["subm/s"] = r["throughput"]
+            r = run(workers, tasks, 5, args.gunicorn_workers, args.think_ms / 1000, args.rate,
+                    warmup)
             results.append(r)
             ok &= r["over_assignment"] == r["duplicates"] == r["lost"] == r["errors"] == 0
             ok &= r["complete"]
-            print(f"{workers:>4} {i + 1:>6} {r['submissions']:>6} {r['subm/s']:>7.0f} "
-                  f"{r['p50']:>7.1f} {r['p95']:>7.1f} {r['p99']:>7.1f} {r['client_cpu']:>6.0%} "
-                  f"{r['over_assignment']:>5} {r['duplicates']:>4} {r['lost']:>5} {r['errors']:>4}")
+            print(f"{workers:>4} {i + 1:>6} {r['submissions']:>6} {r['throughput']:>7.0f} "
+                  f"{r['overall']:>6.0f} {r['p50']:>7.1f} {r['p95']:>7.1f} {r['p99']:>7.1f} "
+                  f"{r['client_cpu']:>6.0%} {r['over_assignment']:>5} {r['duplicates']:>4} "
+                  f"{r['lost']:>5} {r['errors']:>4}")
         if args.repeat > 1:
             m = {c: statistics.median(r[c] for r in results) for c in columns}
-            print(f"{workers:>4} {'median':>6} {'':>6} {m['subm/s']:>7.0f} {m['p50']:>7.1f} "
-                  f"{m['p95']:>7.1f} {m['p99']:>7.1f} {m['client_cpu']:>6.0%}")
+            print(f"{workers:>4} {'median':>6} {'':>6} {m['throughput']:>7.0f} {m['overall']:>6.0f} "
+                  f"{m['p50']:>7.1f} {m['p95']:>7.1f} {m['p99']:>7.1f} {m['client_cpu']:>6.0%}")
     print("invariants:", "ok" if ok else "VIOLATED")
     sys.exit(0 if ok else 1)
 

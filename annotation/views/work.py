@@ -151,19 +151,22 @@ def _after_submit(request, assignment):
     if _is_token_flow(request):
         return render(request, "annotation/returned.html", {"batch": assignment.batch,
                                                              "submitted": True})
-    return _next_task_redirect(assignment.batch, assignment.worker)
+    return _next_task_page(request, assignment.batch, assignment.worker)
 
 
-def _next_task_redirect(batch, worker):
-    """Straight to the next leased task (one round trip less per task than via "next");
-    "next" itself explains an empty or closed batch."""
+def _next_task_page(request, batch, worker):
+    """The next leased task's page, in this same response: one round trip per task instead of
+    a redirect and a second request (the page's script then shows the task's own URL, so a
+    reload asks for that task rather than re-posting). "next" explains an empty or closed
+    batch."""
     try:
         following = task_claim_next(batch=batch, worker=worker)
     except NotEligible:
         following = None
     if following is None:
         return redirect("annotation:batch_next", batch_uuid=batch.uuid)
-    return redirect("annotation:assignment", assignment_uuid=following.uuid)
+    following = assignment_with_context(following.uuid)
+    return render_task(request, assignment=following, task=following.task)
 
 
 def external_query(assignment) -> str:

@@ -5,6 +5,12 @@
   if (!form) return;
   const submit = document.getElementById("submit-btn");
   const guard = document.getElementById("time-guard");
+  // A submit answers with the next task's page itself; show that task's own address, so a
+  // reload or a bookmark asks for this task (a GET) instead of re-posting the last answer.
+  const own = form.getAttribute("action");
+  if (own && own.startsWith("/") && own !== location.pathname) {
+    history.replaceState(null, "", own);
+  }
   const typing = (el) => el && (el.tagName === "TEXTAREA" || (el.tagName === "INPUT" && !["radio", "checkbox"].includes(el.type)));
 
   // Keyboard: elements carry data-key="1 a"; Enter submits when not typing.

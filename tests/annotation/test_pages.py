@@ -26,13 +26,21 @@ def test_local_annotator_claims_sees_and_submits(alice_client):
     html = page.content.decode()
     assert "Task 1 of 2" in html and "Answer A for item 1." in html
     assert page.headers["Content-Security-Policy"].endswith("base-uri 'none'")
+    # The submit answers with the next task's page itself (no redirect, no second request).
     submitted = alice_client.post(url, {"choice": "B"})
-    assert submitted.status_code == 302
+    assert submitted.status_code == 200
     second = Assignment.objects.get(worker__user__username="alice", status="leased")
-    assert submitted.url == reverse("annotation:assignment", args=[second.uuid])  # no detour
-    assert "Task 2 of 2" in alice_client.get(submitted.url).content.decode()
+    second_url = reverse("annotation:assignment", args=[second.uuid])
+    html = submitted.content.decode()
+    assert "Task 2 of 2" in html and "Answer A for item 2." in html
+    assert f'action="{second_url}"' in html
     assert Assignment.objects.get(uuid=url.split("/")[-2]).answer == {"choice": "B"}
-    last = alice_client.post(submitted.url, {"choice": "A"})
+    # Posting the same answer again (a reload of that response) stores nothing new.
+    again = alice_client.post(url, {"choice": "A"})
+    assert again.status_code == 200 and f'action="{second_url}"' in again.content.decode()
+    assert Assignment.objects.get(uuid=url.split("/")[-2]).answer == {"choice": "B"}
+    assert Assignment.objects.filter(status="leased").count() == 1
+    last = alice_client.post(second_url, {"choice": "A"})
     assert last.url == reverse("annotation:batch_next", args=[batch.uuid])
     assert "All done" in alice_client.get(last.url).content.decode()
 

@@ -28,6 +28,29 @@ def test_keyboard_choice_submit_and_progress(page_for, alice):
     assert Assignment.objects.filter(submitted_at__isnull=False).count() == 1
 
 
+def test_submit_shows_the_next_task_at_its_own_address_and_reload_reposts_nothing(page_for,
+                                                                                   alice):
+    batch = make_batch(3, n=1)
+    page = page_for(alice)
+    posts = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+    page.goto(reverse("annotation:batch_next", args=[batch.uuid]))
+    page.keyboard.press("1")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#task-position:has-text('Task 2 of 3')")
+    second = Assignment.objects.get(task__position=2)
+    own = reverse("annotation:assignment", args=[second.uuid])
+    assert page.evaluate("location.pathname") == own  # not the submitted task's address
+    page.reload()
+    assert page.locator("#task-position").inner_text() == "Task 2 of 3"
+    assert "item 2" in page.locator("#response-a").inner_text()
+    assert len(posts) == 1  # the reload was a GET of task 2, not the answer posted again
+    assert Assignment.objects.filter(submitted_at__isnull=False).count() == 1
+    page.go_back()  # the task before is done: its address leads on to the current task
+    page.wait_for_selector("#task-position:has-text('Task 2 of 3')")
+    assert len(posts) == 1
+
+
 def test_skip_moves_on_and_never_returns(page_for, alice):
     batch = make_batch(2, n=1)
     page = page_for(alice)

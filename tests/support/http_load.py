@@ -39,6 +39,9 @@ from tests.support.sockets import socket_owners
 ROOT = Path(__file__).resolve().parents[2]
 GUNICORN = ROOT / ".venv" / "bin" / "gunicorn"
 CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+# A stored submit answers with the next task's page (200), or with a redirect to "next" when
+# the batch has nothing left for the annotator (302). Refusals are 4xx, an outage 503.
+ACKNOWLEDGED = (200, 302)
 ACTION = re.compile(r'<form method="post" id="hit-form"[^>]*action="([^"]+)"', re.S)
 DONE = ("submitted", "approved", "rejected")
 SECRET = "crash-tests-only"
@@ -376,20 +379,14 @@ class Annotator:
             pause = min(pause * 2, 0.25)
 
     async def open_task(self, url: str | None = None) -> tuple[str, str] | None:
-        """Load a task page — by default claim via "next"; after a submit, wherever its redirect
-        points (the server leases the following task itself) — and return (form action, CSRF
+        """Load a task page (by default claim via "next") and return (form action, CSRF
         token); ``None`` when the batch has nothing left for this annotator."""
         url = url or f"/work/batch/{self.batch}/next/"
         page, _ = await self.send("GET", url, follow_redirects=True)
-        if "All done" in page.text:
-            return None
-        match, token = ACTION.search(page.text), CSRF.search(page.text)
-        if page.status_code != 200 or not match or not token:
-            raise GaveUp(f"task page {page.status_code}: {page.text[:300]}")
-        return match.group(1), token.group(1)
+        return task_form(page)
 
     async def submit(self, action: str, token: str, *, retry: bool = True):
-        """POST the answer; a redirect is the server's acknowledgement."""
+        """POST the answer; the next task's page or a redirect is the acknowledgement."""
         uuid = action.rstrip("/").split("/")[-1]
         self.last = (action, token)
         answer, attempts = await self.send(
@@ -397,7 +394,7 @@ class Annotator:
             data={"choice": choice_for(uuid), "csrfmiddlewaretoken": token})
         if attempts > 1:
             self.ledger.retried_submits.add(uuid)
-        if answer is not None and answer.status_code == 302:
+        if answer is not None and answer.status_code in ACKNOWLEDGED:
             self.ledger.acknowledged[uuid] = choice_for(uuid)
         elif retry:
             raise GaveUp(f"submit {answer.status_code}: {answer.text[:300]}")
@@ -405,10 +402,12 @@ class Annotator:
 
     async def run(self) -> None:
         try:
-            url = None
-            while (opened := await self.open_task(url)) is not None:
+            opened = await self.open_task()
+            while opened is not None:
                 answer, _ = await self.submit(*opened)
-                url = answer.headers["location"]
+                # a stored submit answers with the next task's page; the last one redirects
+                opened = (task_form(answer) if answer.status_code == 200
+                          else await self.open_task(answer.headers["location"]))
         except GaveUp as exc:
             self.ledger.unexpected.append(str(exc))
 
@@ -417,6 +416,16 @@ class Annotator:
 
 
 # --------------------------------------------------------------------------------- invariants
+
+
+def task_form(page) -> tuple[str, str] | None:
+    """(form action, CSRF token) of a task page; ``None`` for the "All done" page."""
+    if "All done" in page.text:
+        return None
+    match, token = ACTION.search(page.text), CSRF.search(page.text)
+    if page.status_code != 200 or not match or not token:
+        raise GaveUp(f"task page {page.status_code}: {page.text[:300]}")
+    return match.group(1), token.group(1)
 
 
 def check_invariants(db_url: str, batch: str) -> dict:
