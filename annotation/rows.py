@@ -1,4 +1,4 @@
-"""Hand-written SELECTs for the annotators' hot path, loaded into ordinary model instances.
+"""Hand-written statements for the annotators' hot path; rows load into ordinary model instances.
 
 Profiling the task page and the submit under load showed the ORM spending more CPU building a
 query than the database spends running it (the assignment-with-task-batch-worker lookup alone

@@ -218,7 +218,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="10 annotators, small batch (CI)")
     parser.add_argument("--workers", type=int, nargs="*", default=[10, 50, 200])
-    parser.add_argument("--gunicorn-workers", type=int, default=4)
+    parser.add_argument("--gunicorn-workers", type=int, default=3,
+                        help="3 = cores + 1 measured best with PostgreSQL on the same 2 cores")
     parser.add_argument("--think-ms", type=float, default=0.0,
                         help="pause between seeing a task and submitting it (0 = closed loop)")
     parser.add_argument("--rate", type=float, default=0.0,
