@@ -84,7 +84,21 @@ def statement_cursor(using: str = "default"):
             yield cursor
             return
         with connection.wrap_database_errors, _preparing_cursor_class()(raw) as prepared:
-            yield prepared
+            try:
+                yield prepared
+            except Exception as exc:
+                if _may_be_stale(exc):  # see config.postgresql: the connection is retired
+                    connection.prepared_statement_failed = True
+                raise
+
+
+def _may_be_stale(exc: Exception) -> bool:
+    """Any database error but a constraint or a bad value: those say nothing about the
+    prepared statement itself."""
+    import psycopg
+
+    return isinstance(exc, psycopg.Error) and not isinstance(
+        exc, (psycopg.IntegrityError, psycopg.DataError))
 
 
 @cache

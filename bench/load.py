@@ -99,8 +99,10 @@ async def _annotator(base, index, session, batch_uuid, think, period, log):
     client = Client(host, int(port), cookies={"sessionid": session})
     start = time.perf_counter() + period * random.random()  # paced annotators start spread out
 
-    async def timed(request):
-        t0 = time.perf_counter()
+    async def timed(request, due=None):
+        """Run ``request``; its latency counts from ``due`` when it was scheduled (paced), so
+        time spent behind schedule after a stall is counted, not omitted."""
+        t0 = time.perf_counter() if due is None else due
         reply = await request
         log.requests.append((t0, time.perf_counter()))
         return reply
@@ -108,19 +110,23 @@ async def _annotator(base, index, session, batch_uuid, think, period, log):
     def load(url):
         return timed(client.get(url, follow_redirects=True))
 
+    if period:  # paced annotators arrive spread over one period, not all at the first instant
+        await asyncio.sleep(max(0.0, start - time.perf_counter()))
     page = await load(f"/work/batch/{batch_uuid}/next/")  # claims the first task
     while "All done" not in page.text:
         match = ACTION.search(page.text)
         if page.status != 200 or not match:
             log.errors.append(f"page {page.status}")
             break
+        due = None
         if period:  # one task per period: the offered load stays put while latency varies
-            await asyncio.sleep(max(0.0, start - time.perf_counter()))
-            start = max(start + period, time.perf_counter() - period)
+            due, start = start, start + period
+            await asyncio.sleep(max(0.0, due - time.perf_counter()))
         if think:
             await asyncio.sleep(think)
         answer = await timed(client.post(match.group(1), data={
-            "choice": "AB"[index % 2], "csrfmiddlewaretoken": CSRF.search(page.text).group(1)}))
+            "choice": "AB"[index % 2], "csrfmiddlewaretoken": CSRF.search(page.text).group(1)}),
+            due)
         if answer.status in (200, 302):  # stored: the next task's page, or "next" at the end
             log.acknowledged.append((time.perf_counter(), match.group(1).rstrip("/").split("/")[-1]))
             page = answer if answer.status == 200 else await load(
@@ -236,14 +242,17 @@ def main() -> None:
           f"{args.think_ms:.0f} ms; sessions: "
           f"{'Redis cache' if os.environ.get('TEST_REDIS_URL') else 'database'}")
     print(f"subm/s and latencies: steady state (after {warmup:.0f} s of warm-up, until the first "
-          "annotator runs out of tasks); 'all/s': the whole run. Latency: every request "
-          "(a submit answers with the next task's page).")
+          "annotator runs out of tasks; 'window' says how long that was, the whole run if too "
+          "short); 'all/s': the whole run. Latency: every request (a submit answers with the next "
+          "task's page; a redirect and the page it leads to count as one); paced submits count "
+          "from when they were due.")
     if not args.rate:
         print("Closed loop: each annotator waits for its own previous request, so by Little's law "
               "the mean latency is N / request rate — at N=50 it measures queueing, not service.")
-    columns = ("throughput", "overall", "p50", "p95", "p99", "client_cpu")
+    columns = ("throughput", "overall", "p50", "p95", "p99", "client_cpu", "window")
     print(f"{'N':>4} {'run':>6} {'subm':>6} {'subm/s':>7} {'all/s':>6} {'p50 ms':>7} {'p95 ms':>7} "
-          f"{'p99 ms':>7} {'client':>6} {'over':>5} {'dup':>4} {'lost':>5} {'err':>4}")
+          f"{'p99 ms':>7} {'client':>6} {'window':>6} {'over':>5} {'dup':>4} {'lost':>5} "
+          f"{'err':>4}")
     ok = True
     for workers in sizes:
         tasks = 40 if args.quick else max(400, workers * 4)
@@ -256,12 +265,14 @@ def main() -> None:
             ok &= r["complete"]
             print(f"{workers:>4} {i + 1:>6} {r['submissions']:>6} {r['throughput']:>7.0f} "
                   f"{r['overall']:>6.0f} {r['p50']:>7.1f} {r['p95']:>7.1f} {r['p99']:>7.1f} "
-                  f"{r['client_cpu']:>6.0%} {r['over_assignment']:>5} {r['duplicates']:>4} "
+                  f"{r['client_cpu']:>6.0%} {r['window']:>5.1f}s {r['over_assignment']:>5} "
+                  f"{r['duplicates']:>4} "
                   f"{r['lost']:>5} {r['errors']:>4}")
         if args.repeat > 1:
             m = {c: statistics.median(r[c] for r in results) for c in columns}
             print(f"{workers:>4} {'median':>6} {'':>6} {m['throughput']:>7.0f} {m['overall']:>6.0f} "
-                  f"{m['p50']:>7.1f} {m['p95']:>7.1f} {m['p99']:>7.1f} {m['client_cpu']:>6.0%}")
+                  f"{m['p50']:>7.1f} {m['p95']:>7.1f} {m['p99']:>7.1f} {m['client_cpu']:>6.0%} "
+                  f"{m['window']:>5.1f}s")
     print("invariants:", "ok" if ok else "VIOLATED")
     sys.exit(0 if ok else 1)
 

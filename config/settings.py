@@ -84,11 +84,13 @@ DATABASES = {
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = env_bool("DATABASE_CONN_HEALTH_CHECKS", True)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["ENGINE"] = "config.postgresql"  # the same, with a cheaper ping
-    # The hot-path statements (annotation.rows) are prepared once per connection; the ORM's
-    # own queries never are (Django binds their parameters client-side). Off behind a pooler
-    # that cannot keep prepared statements (PgBouncer in transaction mode before 1.21).
+    # The hot-path statements (annotation.rows) are prepared once per kept connection; the
+    # ORM's own queries never are (Django binds their parameters client-side). Not with a
+    # connection per request (preparing would only add a round trip), nor behind a pooler that
+    # cannot keep them (PgBouncer in transaction mode without max_prepared_statements).
     DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
-        0 if env_bool("DATABASE_PREPARED_STATEMENTS", True) else None)
+        0 if env_bool("DATABASE_PREPARED_STATEMENTS", True)
+        and DATABASES["default"]["CONN_MAX_AGE"] != 0 else None)
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Wait for the writer lock instead of failing at once; SQLite serializes claims.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30

@@ -129,14 +129,16 @@ def _owned_assignment(request, assignment_uuid) -> Assignment:
 def _submit(request, assignment):
     data = request.POST.copy()
     try:
-        assignment_submit(assignment=assignment, data=data)
+        outcome = assignment_submit(assignment=assignment, data=data)
     except (AnswerInvalid, TooFast) as exc:
         return render_task(request, assignment=assignment, task=assignment.task, error=str(exc),
                            data=data, status=400)
     except EngineError as exc:
         return render_task(request, assignment=assignment, task=assignment.task, error=str(exc),
                            data=data, status=409)
-    return _after_submit(request, assignment)  # submit changes none of the fields it reads
+    # The stored row (provider fields unchanged) with its worker as the submit left it: a
+    # worker the gold check just blocked must not be handed another task.
+    return _after_submit(request, outcome.assignment)
 
 
 def _after_submit(request, assignment):

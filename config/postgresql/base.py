@@ -1,24 +1,37 @@
-"""Django's PostgreSQL backend with a health check that costs no round trip when all is well.
+"""Django's PostgreSQL backend with a health check that costs no round trip when all is well,
+and that retires a connection whose prepared statements went bad.
 
 With ``CONN_HEALTH_CHECKS`` Django pings a kept connection (``SELECT 1``) before each request
 reuses it, so a database restart costs no request an error (tests/integration/
 test_crash_database). That ping is one more round trip per request on the annotators' hot path.
 An idle connection has nothing to read: when the server closes it (restart, terminated
 backend) the socket turns readable (its goodbye message, then EOF). So the socket is polled
-first, and only a readable one is pinged the usual way.
+first, and pinged the usual way only when it is readable, not idle, or after an error.
+
+The hot path's prepared statements (annotation.rows) stay valid until the schema under them
+changes (a migration run from another machine: "cached plan must not change result type") or
+a pooler drops them. A failure of one marks the connection, and Django's end-of-request check
+then closes it instead of keeping it: the next request starts with no stale statements.
 """
 import select
 
 from django.db.backends.postgresql import base
+from psycopg.pq import TransactionStatus
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
+    prepared_statement_failed = False
+
+    def init_connection_state(self):
+        super().init_connection_state()
+        self.prepared_statement_failed = False
+
     def is_usable(self):
         conn = self.connection
-        if conn is None or conn.closed:
+        if conn is None or conn.closed or self.prepared_statement_failed:
             return False
-        try:
-            readable, _, _ = select.select([conn.fileno()], [], [], 0)
-        except (OSError, ValueError):
-            return False
-        return not readable or super().is_usable()
+        if self.errors_occurred or conn.info.transaction_status != TransactionStatus.IDLE:
+            return super().is_usable()
+        poller = select.poll()
+        poller.register(conn.fileno(), select.POLLIN)
+        return not poller.poll(0) or super().is_usable()

@@ -156,3 +156,19 @@ def test_non_task_pages_cannot_be_framed(alice_client):
     assert response.status_code == 200
     assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
     assert response.headers["X-Frame-Options"] == "DENY"
+
+
+@pytest.mark.parametrize("lost_lease", [False, True], ids=["fast path", "locking path"])
+def test_a_submit_that_blocks_its_worker_hands_out_no_further_task(alice_client, settings,
+                                                                   lost_lease):
+    """The gold check blocks the worker inside the submit; the response must not lease them
+    another task — whichever way the submit was stored."""
+    settings.AUTO_BLOCK_MIN_GOLD = 1
+    batch = make_batch(3, n=2, gold_every=1, auto_block_below=0.5)  # every task is gold ("A")
+    url = _claim(alice_client, batch)
+    if lost_lease:  # swept meanwhile: the submit re-reads the row under a lock
+        Assignment.objects.filter(uuid=url.split("/")[-2]).update(status="expired")
+    response = alice_client.post(url, {"choice": "B"}, follow=True)
+    assert "blocked" in response.content.decode()
+    assert Worker.objects.get(user__username="alice").blocked
+    assert not Assignment.objects.filter(status="leased").exists()

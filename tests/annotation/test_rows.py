@@ -2,10 +2,10 @@
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.utils import timezone
 
-from annotation.models import Assignment
+from annotation.models import Assignment, Worker
 from annotation.rows import save_if, statement_cursor
 from annotation.selectors import assignment_with_context, worker_position
 from annotation.services.claims import task_claim_next
@@ -79,3 +79,27 @@ def test_hot_path_statements_are_prepared_on_postgresql(alice):
         cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
                        ["%a.uuid = $1%"])
         assert cursor.fetchone()[0] == 1  # prepared once on this connection, reused after
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements: PostgreSQL")
+@pytest.mark.django_db(transaction=True)
+def test_a_statement_a_migration_made_stale_retires_its_connection(alice):
+    """A migration run elsewhere changes a column under a prepared statement; the statement
+    fails once, the connection is then not reused, and a fresh one prepares it anew."""
+    import psycopg
+
+    leased = task_claim_next(batch=make_batch(1, n=1), worker=worker_for_user(alice))
+    assert assignment_with_context(leased.uuid) is not None  # prepared on this connection
+    length = Worker._meta.get_field("external_id").max_length
+    with psycopg.connect(connection.connection.info.dsn, autocommit=True) as other:
+        other.execute("ALTER TABLE annotation_worker ALTER COLUMN external_id TYPE text")
+        try:
+            with pytest.raises(DatabaseError, match="result type"):
+                assignment_with_context(leased.uuid)
+            assert not connection.is_usable()
+            connection.close()
+            assert assignment_with_context(leased.uuid).uuid == leased.uuid
+            assert connection.is_usable()
+        finally:
+            other.execute("ALTER TABLE annotation_worker ALTER COLUMN external_id "
+                          f"TYPE varchar({length})")
