@@ -114,6 +114,23 @@ def _preparing_cursor_class():
     return PreparingCursor
 
 
+def insertable_fields(model) -> list:
+    """The fields an INSERT writes: every concrete one but the auto primary key."""
+    return [f for f in model._meta.concrete_fields if not f.primary_key]
+
+
+def column_list(fields, using: str = "default") -> str:
+    quote = connections[using].ops.quote_name
+    return ", ".join(quote(f.column) for f in fields)
+
+
+def insert_params(instance, fields, using: str = "default") -> list:
+    """``fields``' values of an unsaved ``instance`` as an INSERT stores them (defaults and
+    ``pre_save`` applied, e.g. ``auto_now_add``)."""
+    connection = connections[using]
+    return [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
+
+
 def save_if(instance, fields: list[str], where: dict, using: str = "default") -> bool:
     """``UPDATE`` the instance's ``fields`` from its attributes, only while the row still
     matches ``where`` (field name → value); True when it did. A compare-and-set in one statement

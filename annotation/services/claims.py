@@ -14,7 +14,14 @@ from django.utils import timezone
 
 from ..hits import get_hit_type
 from ..models import Assignment, Batch, QualificationGrant, Task, Worker
-from ..rows import ModelColumns, db_value, statement_cursor
+from ..rows import (
+    ModelColumns,
+    column_list,
+    db_value,
+    insert_params,
+    insertable_fields,
+    statement_cursor,
+)
 from .errors import AssignmentConflict, NotEligible
 from .leases import leases_expire
 
@@ -34,6 +41,7 @@ def ensure_eligible(batch: Batch, worker: Worker) -> None:
 
 def task_claim_next(*, batch: Batch, worker: Worker, now: datetime | None = None):
     """Lease the next task of ``batch`` for ``worker``; ``None`` when nothing is left for them.
+    The assignment comes with its task, batch and worker loaded (a task page needs all three).
 
     A worker who already holds a live lease in the batch gets that one back (reloading the page
     never burns a second slot).
@@ -79,42 +87,45 @@ def _claim_in_steps(batch: Batch, worker: Worker, now: datetime):
             return None
         if not take_slot(task.pk):
             return _RETRY
+        task.slots_taken += 1  # as the UPDATE left the row (no other writer meanwhile)
         return _create_assignment(task, batch, worker, now)
 
 
 def _claim_in_one_statement(batch: Batch, worker: Worker, now: datetime):
     """PostgreSQL: the same three steps as one statement (a locking SELECT … SKIP LOCKED, the
     conditional slot UPDATE and the INSERT chained as data-modifying CTEs), so a claim is one
-    round trip and atomic on its own; a savepoint only when a transaction is already open."""
+    round trip and atomic on its own; a savepoint only when a transaction is already open.
+    The claimed task comes back in the same statement."""
     assignment = _new_assignment(None, batch, worker, now)
-    fields, sql = _claim_statement()
-    values = [field.get_db_prep_save(field.pre_save(assignment, True), connection)
-              for field in fields if field.name != "task"]
+    fields, task_columns, sql = _claim_statement()
+    values = insert_params(assignment, [f for f in fields if f.name != "task"])
     with transaction.atomic() if connection.in_atomic_block else nullcontext():
         with statement_cursor() as cursor:
             cursor.execute(sql, [batch.pk, worker.pk, *values])
             row = cursor.fetchone()
     if row is None:
         return None
-    assignment.pk, assignment.task_id = row
+    assignment.pk = row[0]
+    assignment.task, _ = task_columns.load(row, 1)
     assignment._state.adding, assignment._state.db = False, connection.alias
     return assignment
 
 
 @cache
 def _claim_statement():
+    t, slot = ModelColumns(Task, "t"), ModelColumns(Task, "slot")
     _, candidate = _candidate_query(True)
     quote = connection.ops.quote_name
-    fields = [f for f in Assignment._meta.concrete_fields if not f.primary_key]
+    fields = insertable_fields(Assignment)
     values = ", ".join("slot.id" if f.name == "task" else "%s" for f in fields)
-    return fields, (
+    return fields, slot, (
         f"WITH candidate AS ({candidate}),"
-        f" slot AS (UPDATE {quote(Task._meta.db_table)} t SET slots_taken = t.slots_taken + 1"
+        f" slot AS (UPDATE {t.table()} SET slots_taken = t.slots_taken + 1"
         " FROM candidate c WHERE t.id = c.id AND t.slots_taken < t.max_assignments"
-        " RETURNING t.id)"
-        f" INSERT INTO {quote(Assignment._meta.db_table)}"
-        f" ({', '.join(quote(f.column) for f in fields)}) SELECT {values} FROM slot"
-        f" RETURNING {quote(Assignment._meta.pk.column)}, {quote(Assignment.task.field.column)}"
+        f" RETURNING {t.sql()}),"
+        f" created AS (INSERT INTO {quote(Assignment._meta.db_table)} ({column_list(fields)})"
+        f" SELECT {values} FROM slot RETURNING {quote(Assignment._meta.pk.column)})"
+        f" SELECT created.{quote(Assignment._meta.pk.column)}, {slot.sql()} FROM created, slot"
     )
 
 
@@ -187,6 +198,7 @@ def _live_lease(batch: Batch, worker: Worker, now: datetime):
         return None
     assignment, i = a.load(row)
     assignment.task, _ = t.load(row, i)
+    assignment.batch, assignment.worker = batch, worker
     return assignment
 
 

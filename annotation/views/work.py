@@ -167,8 +167,7 @@ def _next_task_page(request, batch, worker):
         following = None
     if following is None:
         return redirect("annotation:batch_next", batch_uuid=batch.uuid)
-    following = assignment_with_context(following.uuid)
-    return render_task(request, assignment=following, task=following.task)
+    return render_task(request, assignment=following, task=following.task)  # claims load both
 
 
 def external_query(assignment) -> str:

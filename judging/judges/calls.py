@@ -39,6 +39,7 @@ from annotation.llm_client import (
     estimate_cost,
     multimodal_message,
 )
+from annotation.rows import column_list, insert_params, insertable_fields
 from judging.parsers import (
     parse_direct_grade,
     parse_extraction,
@@ -195,15 +196,13 @@ def _insert_claimed(call: JudgeCall) -> bool:
 
     One statement instead of insert-then-claim on the hot path; True when we own the row.
     """
-    fields = [f for f in JudgeCall._meta.concrete_fields if not f.primary_key]
+    fields = insertable_fields(JudgeCall)
     quote = connection.ops.quote_name
-    sql = (f"INSERT INTO {quote(JudgeCall._meta.db_table)} "
-           f"({', '.join(quote(f.column) for f in fields)}) "
+    sql = (f"INSERT INTO {quote(JudgeCall._meta.db_table)} ({column_list(fields)}) "
            f"VALUES ({', '.join(['%s'] * len(fields))}) "
            f"ON CONFLICT ({quote('idempotency_key')}) DO NOTHING")
-    params = [f.get_db_prep_save(f.pre_save(call, True), connection) for f in fields]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, insert_params(call, fields))
         return cursor.rowcount == 1
 
 

@@ -103,3 +103,15 @@ def test_a_statement_a_migration_made_stale_retires_its_connection(alice):
         finally:
             other.execute("ALTER TABLE annotation_worker ALTER COLUMN external_id "
                           f"TYPE varchar({length})")
+
+
+def test_a_claim_returns_its_task_batch_and_worker_loaded(alice, django_assert_num_queries):
+    """The task page a submit answers with is rendered from the claim's own result."""
+    batch = make_batch(2, n=1)
+    worker = worker_for_user(alice)
+    for _ in range(2):  # a new lease, then the same live lease handed back
+        claimed = task_claim_next(batch=batch, worker=worker)
+        with django_assert_num_queries(0):
+            assert claimed.task.position == 1 and claimed.task.payload["response_a"]
+            assert claimed.batch is batch and claimed.worker is worker
+        _same_as_orm(claimed)
