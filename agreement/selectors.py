@@ -15,7 +15,7 @@ from django.db.models import Count, Max, Q
 
 from annotation.models import Instance
 from judging.models import Comparison, EvalModel, Judgment, Response
-from judging.selectors import UnknownSplit, reference_model_name  # noqa: F401 (re-exported)
+from judging.selectors import UnknownSplit
 
 from .models import MetricScore
 

@@ -6,7 +6,12 @@ import warnings
 from dataclasses import asdict, dataclass, field
 
 from . import ratings
-from .selectors import pairwise_judgments, pairwise_judgments_qs, reference_model_name
+from .selectors import (
+    RATING_ROW,
+    pairwise_judgments,
+    pairwise_judgments_qs,
+    reference_model_name,
+)
 
 CSV_COLUMNS = ["rank", "model", "rating", "ci_low", "ci_high", "elo", "matches",
                "win_rate_vs_reference", "n_vs_reference", "is_reference"]
@@ -58,9 +63,7 @@ def category_win_rates(judge: str = "human", *, exclude_blocked: bool = False) -
     for *row, category in (  # one read for every category, in the ratings' time order
             pairwise_judgments_qs(judge=judge, exclude_blocked=exclude_blocked)
             .exclude(comparison__instance__family__isnull=True).order_by("created_at", "pk")
-            .values_list("comparison__response_a__model__name",
-                         "comparison__response_b__model__name", "choice", "created_at",
-                         "comparison__instance__family__name")):
+            .values_list(*RATING_ROW, "comparison__instance__family__name")):
         by_category.setdefault(category, []).append(tuple(row))
     return {category: ratings.win_rates_vs(rows, reference)
             for category, rows in sorted(by_category.items())

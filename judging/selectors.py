@@ -47,15 +47,18 @@ def pairwise_judgments_qs(*, judge: str = "human", split: str = "all",
     return qs
 
 
+# What ``judging.ratings`` takes per verdict: (model_a, model_b, outcome, timestamp).
+RATING_ROW = ("comparison__response_a__model__name", "comparison__response_b__model__name",
+              "choice", "created_at")
+
+
 def pairwise_judgments(*, judge: str = "human", split: str = "all",
                        exclude_blocked: bool = False) -> list[tuple]:
     """``(model_a, model_b, outcome, timestamp)`` rows in timestamp order: the winning model is
     the comparison's on-screen side the judge chose, so randomized sides never blur it."""
     return list(
         pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked)
-        .order_by("created_at", "pk")
-        .values_list("comparison__response_a__model__name", "comparison__response_b__model__name",
-                     "choice", "created_at"))
+        .order_by("created_at", "pk").values_list(*RATING_ROW))
 
 
 def comparison_majorities(*, judge: str = "human", split: str = "all",

@@ -25,6 +25,7 @@ from django.utils import timezone
 from agreement import metrics as metric_lib
 from agreement import statistics as st
 from judging import ratings
+from judging.selectors import reference_model_name
 
 from .. import selectors
 from ..services.metric_scores import DEFAULT_METRICS, check_metrics, metric_scores_ensure
@@ -92,7 +93,7 @@ class _Data:
         self.pd = selectors.pairwise_data(params.split, params.judges, params.exclude_blocked)
         self.main_turns = selectors.split_turns(params.split)
         self.info = self.pd.comparisons
-        self.reference = selectors.reference_model_name()
+        self.reference = reference_model_name()
         human = self.pd.votes.get(HUMAN, {})
         self.human_votes = {k: [v[1] for v in vs if v[1] != "tie"] for k, vs in human.items()}
         self.human_tie_votes = sum(v[1] == "tie" for vs in human.values() for v in vs)
