@@ -39,8 +39,10 @@ def _instances(**filters) -> QuerySet[Instance]:
 
 
 def _verification(instance: Instance) -> HumanVerification | None:
+    """The human_ratings_* flags, only for an LLM answer people rated (empty otherwise)."""
     Status, Reason = Instance.ReferenceStatus, Instance.RejectionReason
-    if instance.reference_status == Status.PENDING:
+    if instance.reference_status == Status.PENDING \
+            or instance.reference_rated_by == Instance.RatedBy.NOBODY:
         return None
     return HumanVerification(
         gpt4_correct=instance.reference_status == Status.VERIFIED,
@@ -55,7 +57,10 @@ def visit_records(layout: str = "multi", source: str | None = None) -> list[Visi
     """Single- and multi-image instances whose images have URLs, as VisIT-Bench records.
 
     The single layout holds one image and no candidate/rating columns, so it takes only
-    one-image instances and leaves those fields out.
+    one-image instances and leaves those fields out; its ``output_human_annotated`` is the
+    instance's reference. The multi layout's ``reference_output`` is the source dataset's label
+    (``source_label``), as in the released file; the reference itself travels as
+    ``gpt4_prediction`` with its ratings.
     """
     filters = {"kind__in": [Instance.Kind.SINGLE, Instance.Kind.MULTI]}
     if source:
@@ -72,7 +77,8 @@ def visit_records(layout: str = "multi", source: str | None = None) -> list[Visi
         record = VisitRecord(
             category=instance.family.name if instance.family else (instance.source or "unknown"),
             instruction=instance.instruction, images=refs,
-            reference_output=instance.reference_output or None,
+            reference_output=(instance.source_label if layout == "multi"
+                              else instance.reference_output) or None,
         )
         if layout == "multi":
             record.candidate_reference = instance.candidate_reference or None
@@ -147,7 +153,7 @@ def _family_dump(family: InstructionFamily) -> dict:
     }
 
 
-def dump_jsonl() -> bytes:
+def dump_jsonl(source: str | None = None) -> bytes:
     """Every instance with everything we hold about it, one JSON object per line.
 
     No integer primary key appears: records refer to each other by UUID (instances, images,
@@ -155,7 +161,7 @@ def dump_jsonl() -> bytes:
     """
     families: dict[int, dict] = {}
     lines = []
-    for instance in _instances():
+    for instance in _instances(**({"source": source} if source else {})):
         family = None
         if instance.family is not None:
             if instance.family_id not in families:
@@ -167,7 +173,9 @@ def dump_jsonl() -> bytes:
             "instruction": instance.instruction, "stage": instance.stage,
             "candidate_reference": instance.candidate_reference,
             "reference_output": instance.reference_output,
+            "source_label": instance.source_label,
             "reference_status": instance.reference_status,
+            "reference_rated_by": instance.reference_rated_by,
             "rejection_reason": instance.rejection_reason,
             "flagged_harmful": instance.flagged_harmful, "reference_meta": instance.reference_meta,
             "extra": instance.extra,
@@ -194,5 +202,5 @@ def export_dataset(fmt: str, *, layout: str = "multi", source: str | None = None
     if fmt == "prometheus":
         return export_prometheus()
     if fmt == "jsonl":
-        return dump_jsonl()
+        return dump_jsonl(source)
     raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")

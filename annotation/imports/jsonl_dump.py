@@ -41,6 +41,8 @@ INSTANCE_FIELDS = (
     "reference_output", "reference_status", "rejection_reason", "flagged_harmful",
     "reference_meta", "extra",
 )
+# Added later: dumps written before them restore with the defaults.
+OPTIONAL_INSTANCE_FIELDS = {"source_label": "", "reference_rated_by": ""}
 IMAGE_FIELDS = ("url", "sha256", "external_id", "license", "attribution", "width", "height",
                 "format", "file", "thumbnail", "fetch_status", "fetch_error")
 FAMILY_FIELDS = ("name", "skill", "origin", "multi_image", "seed_instruction", "seed_output")
@@ -148,7 +150,8 @@ def _validate(number: int, record) -> _Line:
         if (problem := storage_problem([key, value])) is not None:
             raise ValidationError(f"{key[:60]!r}: {problem}")
     instance = Instance(uuid=_uuid(record["uuid"], "uuid"),
-                        **{k: record[k] for k in INSTANCE_FIELDS})
+                        **{k: record[k] for k in INSTANCE_FIELDS},
+                        **{k: record.get(k, d) for k, d in OPTIONAL_INSTANCE_FIELDS.items()})
     _clean(instance, "instance", ["family", "stage_task"])
     line = _Line(number, str(instance.uuid), instance, record["family"])
     if line.family is not None:

@@ -4,8 +4,19 @@ Mapping: ``instruction_category`` → instruction family; each image URL → an 
 ``pending`` (no network during import); dense / BLIP-2 captions → the instance's images in order;
 ``gpt4_prediction`` → ``candidate_reference``; the three ``human_ratings_*`` flags → the
 verification outcome (correct → verified; caption / response problem → rejected with that reason;
-all false → rejected without a reason). Single-layout rows carry a human-written reference and
-are stored as verified. Unrated multi rows land in the pipeline stage their data reaches.
+all false → rejected without a reason), recorded as rated by imported ratings.
+
+The reference follows VisIT-Bench's convention, not the column names: in the multi-image file
+``reference_output`` is the *source dataset's* label ("Yes", "Image 2", often empty) and is kept
+in ``source_label``; the benchmark's reference is the human-verified GPT-4 answer, so a row rated
+correct gets ``gpt4_prediction`` as its reference and a rejected or unrated row gets none.
+Single-layout rows carry a human-written reference (``output_human_annotated``): stored as the
+verified reference, rated by nobody. Unrated multi rows land in the pipeline stage their data
+reaches.
+
+Identity: a record is the same item as one already stored when its layout, category,
+instruction and image URLs are the same (a content hash in ``external_id``, source
+``visitbench``); re-importing skips it. Two records differing in any of those are two items.
 """
 from __future__ import annotations
 
@@ -72,11 +83,17 @@ def _write(record: VisitRecord, layout: str, number: int) -> bool:
     extra = {"layout": layout}
     if layout == "multi":
         extra["public_images_metadata"] = record.public_images_metadata
+        reference = (record.candidate_reference or "") if status == Status.VERIFIED else ""
+        label = record.reference_output or ""
+    else:
+        reference, label = record.reference_output or "", ""
     instance = Instance.objects.create(
         family=family, kind=Instance.Kind.MULTI if multi else Instance.Kind.SINGLE,
-        instruction=record.instruction, reference_output=record.reference_output or "",
+        instruction=record.instruction, reference_output=reference, source_label=label,
         candidate_reference=record.candidate_reference or "", reference_status=status,
         rejection_reason=reason, stage=stage, source=SOURCE, external_id=external_id, extra=extra,
+        reference_rated_by=(Instance.RatedBy.IMPORTED if record.human_verification is not None
+                            else Instance.RatedBy.NOBODY),
     )
     InstanceImage.objects.bulk_create(
         InstanceImage(instance=instance, image=image_for_url(ref.url), position=position,
@@ -86,8 +103,11 @@ def _write(record: VisitRecord, layout: str, number: int) -> bool:
     return True
 
 
+Status = Instance.ReferenceStatus
+
+
 def _outcome(record: VisitRecord, layout: str, number: int) -> tuple[str, str, str]:
-    Status, Reason, Stage = Instance.ReferenceStatus, Instance.RejectionReason, Instance.Stage
+    Reason, Stage = Instance.RejectionReason, Instance.Stage
     hv = record.human_verification
     if hv is None:
         if layout == "single":

@@ -83,13 +83,25 @@ class Instance(models.Model):
         MULTI = "multi"
         CONVERSATION = "conversation"
 
+    class RatedBy(models.TextChoices):
+        """Who judged the LLM's candidate reference (VisIT-Bench Table 2 counts only these)."""
+
+        NOBODY = "", "Nobody (human-written or unrated reference)"
+        IMPORTED = "imported", "Ratings imported with the data"
+        CROWD = "crowd", "Verification HITs"
+
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     family = models.ForeignKey(
         InstructionFamily, null=True, blank=True, on_delete=models.PROTECT, related_name="instances"
     )
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.SINGLE)
     instruction = models.TextField()
-    reference_output = models.TextField(blank=True)
+    reference_output = models.TextField(
+        blank=True, help_text="The benchmark's reference: the human-verified LLM answer or a "
+        "human-written one; empty when the LLM answer was rejected")
+    source_label = models.TextField(
+        blank=True, help_text="The source dataset's own label (VisIT-Bench's reference_output "
+        "column, e.g. 'Yes' or 'Image 2'); kept for export, never scored against")
     candidate_reference = models.TextField(
         blank=True, help_text="The LLM's candidate reference, before human verification"
     )
@@ -102,6 +114,8 @@ class Instance(models.Model):
     rejection_reason = models.CharField(
         max_length=32, choices=RejectionReason.choices, blank=True, default=""
     )
+    reference_rated_by = models.CharField(
+        max_length=10, choices=RatedBy.choices, blank=True, default=RatedBy.NOBODY)
     flagged_harmful = models.BooleanField(default=False)
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.CAPTIONING)
     source = models.CharField(max_length=32, blank=True, help_text="visitbench, convbench, …")
@@ -115,6 +129,14 @@ class Instance(models.Model):
     )
     images = models.ManyToManyField(Image, through="InstanceImage", related_name="instances")
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            # An item's id is its identity within its source: two rows of one file (or two
+            # imports) naming the same id are the same item, never two.
+            models.UniqueConstraint(fields=["source", "external_id"],
+                                    condition=~Q(external_id=""), name="external_id_per_source"),
+        ]
 
     def __str__(self) -> str:
         return self.instruction[:60]

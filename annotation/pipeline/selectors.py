@@ -10,11 +10,17 @@ from .services import HIT_INSTRUCTION, PUSHABLE
 Stage, Status, Reason = Instance.Stage, Instance.ReferenceStatus, Instance.RejectionReason
 
 
-def verification_counts() -> dict[str, dict[str, int]]:
+def verification_counts(source: str | None = None) -> dict[str, dict[str, int]]:
+    """Outcomes of LLM references that people rated (imported ratings or verification HITs):
+    a human-written or unrated reference is not an LLM answer anyone judged, so it stays out."""
+    rows = Instance.objects.filter(
+        kind__in=[Instance.Kind.SINGLE, Instance.Kind.MULTI],
+        reference_status__in=[Status.VERIFIED, Status.REJECTED],
+    ).exclude(reference_rated_by=Instance.RatedBy.NOBODY)
+    if source:
+        rows = rows.filter(source=source)
     rows = (
-        Instance.objects.filter(kind__in=[Instance.Kind.SINGLE, Instance.Kind.MULTI],
-                                reference_status__in=[Status.VERIFIED, Status.REJECTED])
-        .values("kind")
+        rows.values("kind")
         .annotate(
             verified=Count("pk", filter=Q(reference_status=Status.VERIFIED)),
             rejected=Count("pk", filter=Q(reference_status=Status.REJECTED)),
@@ -27,8 +33,8 @@ def verification_counts() -> dict[str, dict[str, int]]:
     return {row.pop("kind"): row for row in rows}
 
 
-def verification_report() -> dict:
-    return table2(verification_counts())
+def verification_report(source: str | None = None) -> dict:
+    return table2(verification_counts(source))
 
 
 def stage_counts() -> list[dict]:

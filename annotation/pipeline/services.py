@@ -249,11 +249,12 @@ def verification_record(*, assignment: Assignment) -> bool:
                                      else Instance.ReferenceStatus.REJECTED)
         instance.rejection_reason = reason
         instance.flagged_harmful = harmful
-        if verified:
-            instance.reference_output = instance.candidate_reference
+        instance.reference_rated_by = Instance.RatedBy.CROWD
+        instance.reference_output = instance.candidate_reference if verified else ""
         instance.stage, instance.stage_task = Stage.DONE, None
         instance.save(update_fields=["reference_status", "rejection_reason", "flagged_harmful",
-                                     "reference_output", "stage", "stage_task"])
+                                     "reference_output", "reference_rated_by", "stage",
+                                     "stage_task"])
     return True
 
 

@@ -30,25 +30,32 @@ def push(request):
     return redirect("pipeline:dashboard")
 
 
+def _source(request) -> str | None:
+    """``?source=visitbench``: Table 2 of one source (instances' ``source`` is ≤ 32 chars)."""
+    return request.GET.get("source", "")[:32] or None
+
+
 @admin_required
 @require_GET
 def report(request):
-    table = verification_report()
+    table = verification_report(_source(request))
     rows = [(label, [table[c][key] for c in COLUMNS]) for key, label in ROWS]
     return render(request, "annotation/pipeline/report.html", {
         "columns": COLUMNS, "rows": rows, "counts": [table[c]["n"] for c in COLUMNS],
+        "source": _source(request),
     })
 
 
 @admin_required
 @require_GET
 def report_json(request):
-    return JsonResponse(verification_report())
+    return JsonResponse(verification_report(_source(request)))
 
 
 @admin_required
 @require_GET
 def report_csv(request):
-    response = HttpResponse(table2_csv(verification_report()), content_type="text/csv")
+    response = HttpResponse(table2_csv(verification_report(_source(request))),
+                            content_type="text/csv")
     response["Content-Disposition"] = 'attachment; filename="verification_report.csv"'
     return response

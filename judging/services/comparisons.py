@@ -1,5 +1,10 @@
 """Sampling comparisons and turning them into crowd batches.
 
+The human-verified reference competes wherever an instance has one: sampling first gives it its
+responses (``reference_responses_sync``). Filters (dataset source, instance kind, category)
+pick the instances of a mixed study; a batch of mixed comparisons becomes one batch per page
+kind (forced choice for single turns, the multi-turn page for conversations).
+
 Modes (VisIT-Bench §4.2 and appendix F):
 - ``uniform``: uniformly random (instance, model A, model B) tuples over every model with a
   response, the reference included, without repeats;
@@ -20,6 +25,9 @@ from annotation.models import Batch, Instance
 from annotation.services.batches import batch_create_from_rows
 
 from ..models import Comparison, EvalModel, Response
+from .responses import reference_responses_sync
+
+KINDS = tuple(Instance.Kind.values)  # single, multi, conversation
 
 
 class SamplingError(ValueError):
@@ -36,6 +44,26 @@ def budget_limit(*, wanted: int | None, max_comparisons: int | None = None,
         if per > 0:
             limits.append(int(Decimal(max_cost) // per))
     return min(limits) if limits else None
+
+
+def instances_filtered(*, source: str | None = None, kind: str | None = None,
+                       category: str | None = None):
+    """The instances a sampling run may use (None = all): by source, kind and family name."""
+    if kind is not None and kind not in KINDS:
+        raise SamplingError(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
+    if not (source or kind or category):
+        return None
+    qs = Instance.objects.all()
+    if source:
+        qs = qs.filter(source=source)
+    if kind:
+        qs = qs.filter(kind=kind)
+    if category:
+        qs = qs.filter(family__name=category)
+    if not qs.exists():
+        raise SamplingError(f"no instance matches source={source!r}, kind={kind!r}, "
+                            f"category={category!r}")
+    return qs
 
 
 def _slots(instances) -> dict[int, dict[int, Response]]:
@@ -66,6 +94,7 @@ def comparisons_sample(*, mode: str = "uniform", tuples: int | None = 1000,
                        max_cost: Decimal | None = None, reward: Decimal = Decimal("0"),
                        judgments_per_comparison: int = 5, seed: int = 0) -> list[Comparison]:
     """Create and return comparisons drawn by ``mode`` within the budget (seeded)."""
+    reference_responses_sync()
     rnd = random.Random(seed)
     limit = budget_limit(wanted=tuples if mode == "uniform" else None,
                          max_comparisons=max_comparisons, max_cost=max_cost, reward=reward,
@@ -114,6 +143,27 @@ def gold_comparison_create(*, better: Response, worse: Response, seed: int | Non
     comparison.gold_choice = "B" if comparison.swapped else "A"
     comparison.save()
     return comparison
+
+
+def comparison_batches_create(*, comparisons, title: str, gold: list[Comparison] | tuple = (),
+                              **options) -> list[Batch]:
+    """One batch per page kind: single-turn comparisons on the forced-choice page, conversations
+    on the multi-turn page (titled "… (single-turn)" / "… (conversations)" when both occur);
+    each takes gold of its own kind."""
+    groups: dict[bool, list[Comparison]] = defaultdict(list)
+    for c in comparisons:
+        groups[c.instance.kind == Instance.Kind.CONVERSATION].append(c)
+    if not groups:
+        raise SamplingError("no comparisons to put in a batch")
+    batches = []
+    for multi_turn, members in sorted(groups.items()):
+        label = f"{title} ({'conversations' if multi_turn else 'single-turn'})" \
+            if len(groups) > 1 else title
+        own_gold = [g for g in gold
+                    if (g.instance.kind == Instance.Kind.CONVERSATION) == multi_turn]
+        batches.append(comparison_batch_create(comparisons=members, title=label, gold=own_gold,
+                                               **options))
+    return batches
 
 
 def comparison_batch_create(*, comparisons, title: str, judgments_per_comparison: int = 5,

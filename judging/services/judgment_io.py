@@ -1,10 +1,19 @@
 """Import and export of judgments (human or automatic), one judgment per row.
 
 Generic format (CSV or JSONL), exactly these columns, extra columns ignored:
-``item_id, instruction, image_urls`` (JSON list) ``, model_a, response_a, model_b, response_b,
-annotator, source`` (``human`` or a judge name) ``, choice`` (A / B / tie) ``, score``
+``item_id, dataset, instruction, image_urls`` (JSON list) ``, model_a, response_a, model_b,
+response_b, annotator, source`` (``human`` or a judge name) ``, choice`` (A / B / tie) ``, score``
 (rubric / graded rows, which leave model_b, response_b and choice empty) ``, turn`` (empty,
-1–3 or ``overall``) ``, timestamp`` (ISO 8601, optional; file order otherwise).
+1–3 or ``overall``) ``, timestamp`` (ISO 8601, optional; file order otherwise). ``dataset`` is
+optional (the importer's ``dataset`` argument, else any).
+
+Identity of an item (see ``matching``): a row with ``item_id`` names the item by id within its
+dataset — every id its own instance, even when instruction text repeats across ids, so one model
+may have different responses in different items; created instances keep the id as
+``external_id`` with the dataset as ``source`` (``import`` when none is named). A row without
+``item_id`` is matched by instruction + image URLs. Identity of a response: (item, model, turn);
+a second, different text for it is refused. Identity of a vote: its ``import_key`` (below).
+VisIT-Bench's reference, named ``human_verified_reference`` in its files, is the reference model.
 
 What a row is follows from which columns it fills:
 
@@ -55,9 +64,10 @@ from annotation.services.batches import RowError, rows_from_upload
 
 from ..models import Comparison, EvalModel, Judgment, Response
 from .errors import ImportRejected, ImportReport
-from .matching import InstanceIndex
+from .matching import InstanceIndex, Unknown
+from .responses import REFERENCE_ALIASES, reference_model_for_import
 
-COLUMNS = ["item_id", "instruction", "image_urls", "model_a", "response_a", "model_b",
+COLUMNS = ["item_id", "dataset", "instruction", "image_urls", "model_a", "response_a", "model_b",
            "response_b", "annotator", "source", "choice", "score", "turn", "timestamp"]
 VISIT_COLUMNS = ["image_url", "instruction", "A", "B", "A_model", "B_model",
                  "model_selection.A", "model_selection.B"]
@@ -192,8 +202,8 @@ def _finite(number) -> bool:
         return False
 
 
-_LIMITS = (("item_id", Instance, "external_id"), ("model_a", EvalModel, "name"),
-           ("model_b", EvalModel, "name"))
+_LIMITS = (("item_id", Instance, "external_id"), ("dataset", Instance, "source"),
+           ("model_a", EvalModel, "name"), ("model_b", EvalModel, "name"))
 
 
 def _check_storable(row: dict, number: int) -> None:
@@ -266,8 +276,9 @@ def parse_judgment_file(name: str, data: bytes, fmt: str = "auto") -> list[tuple
 class _Resolver:
     """Looks rows up against the database once, creating what is missing when allowed."""
 
-    def __init__(self, create_missing: bool):
+    def __init__(self, create_missing: bool, dataset: str | None):
         self.create = create_missing
+        self.dataset = dataset
         self.index = InstanceIndex()
         self.models = {m.name: m for m in EvalModel.objects.all()}
         self.items: dict[str, object] = {}
@@ -276,20 +287,39 @@ class _Resolver:
         self.comparisons: dict[tuple, tuple[Comparison, bool]] = {}
 
     def instance(self, row):
-        key = row["item_id"] or json.dumps([row["instruction"], row["image_urls"]])
+        """By ``item_id`` within the row's dataset when the row has one, else by content."""
+        dataset = row["dataset"] or self.dataset
+        if row["item_id"]:
+            key = json.dumps(["id", dataset, row["item_id"]])
+        else:
+            key = json.dumps([row["instruction"], row["image_urls"]])
         if key in self.items:
-            return self.items[key], ""
-        found, why = self.index.find(item_id=row["item_id"], instruction=row["instruction"],
-                                     image_urls=row["image_urls"])
-        if found is None and self.create and row["instruction"]:
+            found = self.items[key]
+            if row["instruction"] and " ".join(row["instruction"].split()) != " ".join(
+                    found.instruction.split()):
+                return None, (f"id {row['item_id']!r} has another instruction earlier in "
+                              "this file")
+            return found, ""
+        if row["item_id"]:
+            found, why = self.index.find_item(item_id=row["item_id"], dataset=dataset,
+                                              instruction=row["instruction"])
+        else:
+            found, why = self.index.find(instruction=row["instruction"],
+                                         image_urls=row["image_urls"])
+        if isinstance(why, Unknown) and self.create and row["instruction"]:
             found = self.index.create(item_id=row["item_id"], instruction=row["instruction"],
-                                      image_urls=row["image_urls"],
+                                      image_urls=row["image_urls"], dataset=dataset,
                                       conversation=row["turn"] not in ("",))
         if found is not None:
             self.items[key] = found
         return found, why
 
     def model(self, name):
+        if name in REFERENCE_ALIASES:
+            found = reference_model_for_import(name, create=self.create)
+            if found is not None:
+                self.models[name] = found
+            return found
         if name not in self.models and self.create:
             self.models[name] = EvalModel.objects.create(name=name[:100])
         return self.models.get(name)
@@ -383,17 +413,25 @@ def _present_keys(judgments: list[Judgment]) -> set[str]:
 
 @transaction.atomic
 def judgments_import(name: str, data: bytes, *, fmt: str = "auto", create_missing: bool = False,
-                     skip_unmatched: bool = False, now: datetime | None = None) -> ImportReport:
+                     skip_unmatched: bool = False, now: datetime | None = None,
+                     dataset: str | None = None) -> ImportReport:
     """Store every new row of a judgments file as a Judgment, all or nothing; rows already
-    imported (same ``import_key``) are counted in ``report.unchanged`` and skipped."""
+    imported (same ``import_key``) are counted in ``report.unchanged`` and skipped.
+
+    ``dataset`` scopes the file's item ids (rows may name their own in a ``dataset`` column);
+    every judgment records the file's name and the import time in ``meta``."""
     raw = parse_judgment_file(name, data, fmt)
     rows = [(number, _clean(row, number)) for number, row in raw]
     if connection.vendor == "postgresql":  # two imports of one file must not both see it new
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_IMPORT_LOCK])
     report = ImportReport(rows=len(rows))
-    resolver = _Resolver(create_missing)
+    if dataset is not None and (not dataset.strip() or len(dataset) > 32
+                                or storage_problem(dataset) is not None):
+        raise ImportRejected("dataset must be a name of 1 to 32 characters")
+    resolver = _Resolver(create_missing, dataset)
     base = now or timezone.now()
+    imported_at = timezone.now().isoformat()
     seen: Counter[str] = Counter()
     judgments = []
     for order, (number, row) in enumerate(rows):
@@ -420,7 +458,8 @@ def judgments_import(name: str, data: bytes, *, fmt: str = "auto", create_missin
         common = {"source": row["source"][:100], "annotator": row["annotator"][:200],
                   "worker": worker, "turn": row["turn"], "kind": row["kind"],
                   "created_at": row["timestamp"] or base + timedelta(microseconds=order),
-                  "meta": {"import": name[-200:], "row": number, "import_key": key}}
+                  "meta": {"import": name[-200:], "imported_at": imported_at, "row": number,
+                           "import_key": key}}
         if row["kind"] == Judgment.Kind.SCORE:
             judgments.append(Judgment(response=responses[0], score=row["score"], **common))
         elif row["kind"] == Judgment.Kind.FEEDBACK:
@@ -541,6 +580,7 @@ def export_rows(*, source: str | None = None) -> list[dict]:
                     "model_b": "", "response_b": "", "choice": "",
                     "score": "" if j.score is None else f"{j.score:g}"}
         rows.append({"item_id": instance.external_id or str(instance.uuid),
+                     "dataset": instance.source if instance.external_id else "",
                      "instruction": instance.instruction,
                      "image_urls": json.dumps(_image_urls(instance)), **pair,
                      "annotator": j.annotator, "source": j.source, "turn": j.turn,

@@ -1,6 +1,10 @@
 """Models' responses: importing predictions (VisIT-Bench submission CSV, or JSONL) and giving the
 human-verified reference its own responses so it competes as a model.
 
+Identity: a response is (instance, model, turn); the instance is found by ``item_id`` when given
+and known, else by instruction + image URLs (``matching``). A column named after VisIT-Bench's
+reference (``human_verified_reference prediction``) fills the reference model.
+
 CSV: ``instruction``, ``instruction_category``, ``image`` (or ``images``, a JSON list, for
 multi-image instances) and one column ``<model name> prediction`` per model; an optional
 ``item_id`` (our uuid or the source's id) wins over text matching.
@@ -10,19 +14,22 @@ All rows are checked before anything is written; unmatched rows are reported and
 ``skip_unmatched``, reject the whole file.
 """
 import json
+from dataclasses import dataclass, field
 
 from django.db import transaction
 
 from annotation.db_text import storage_problem
-from annotation.models import Instance
+from annotation.models import ConversationTurn, Instance
 from annotation.services.batches import RowError, rows_from_upload
 
-from ..models import EvalModel, Response
+from ..models import Comparison, EvalModel, Judgment, Response
 from .errors import ImportRejected, ImportReport
 from .matching import InstanceIndex
 
 SUFFIX = " prediction"
 REFERENCE_NAME = "Human-verified reference"
+VISITBENCH_REFERENCE_NAME = "human_verified_reference"  # as VisIT-Bench's files name it
+REFERENCE_ALIASES = frozenset({REFERENCE_NAME, VISITBENCH_REFERENCE_NAME})
 
 
 def _image_urls(row: dict, number: int) -> list[str]:
@@ -98,6 +105,8 @@ def predictions_import(name: str, data: bytes, *, model: str | None = None,
                              "nothing imported:\n  " + "\n  ".join(report.unmatched[:50]), report)
     models = {}
     for number, instance, turn, model_name, text in planned:
+        if model_name in REFERENCE_ALIASES and model_name not in models:
+            models[model_name] = reference_model_for_import(model_name, create=True)
         if model_name not in models:
             models[model_name], _ = EvalModel.objects.get_or_create(name=model_name[:100])
         existing = Response.objects.filter(instance=instance, model=models[model_name],
@@ -117,29 +126,118 @@ def predictions_import(name: str, data: bytes, *, model: str | None = None,
     return report
 
 
+class ReferenceUnknown(ValueError):
+    """``set_reference`` named a model that does not exist; nothing changed."""
+
+
 def reference_model(name: str = REFERENCE_NAME) -> EvalModel:
     """The model marked as the human-verified reference, created (or marked) as ``name`` if
     there is none yet."""
     reference = EvalModel.objects.filter(is_reference=True).first()
     if reference is None:
-        reference, _ = EvalModel.objects.get_or_create(name=name, defaults={"family": "human"})
-        EvalModel.objects.filter(pk=reference.pk).update(is_reference=True)
-        reference.is_reference = True
+        reference = reference_model_set(name, create=True)
     return reference
 
 
 @transaction.atomic
-def reference_responses_sync(name: str = REFERENCE_NAME) -> int:
-    """Give every verified instance's reference output a Response of the reference model.
+def reference_model_set(name: str, *, create: bool = False) -> EvalModel:
+    """Make ``name`` the reference model — the one "win rate vs reference" is measured
+    against; the previous reference becomes an ordinary model. Responses and judgments are not
+    touched. Unknown names are refused unless ``create``."""
+    list(EvalModel.objects.select_for_update().filter(is_reference=True))  # one at a time
+    model = EvalModel.objects.filter(name=name).first()
+    if model is None:
+        if not create:
+            raise ReferenceUnknown(f"no model named {name!r}")
+        model = EvalModel.objects.create(name=name[:100], family="human")
+    EvalModel.objects.filter(is_reference=True).exclude(pk=model.pk).update(is_reference=False)
+    if not model.is_reference:
+        EvalModel.objects.filter(pk=model.pk).update(is_reference=True)
+        model.is_reference = True
+    return model
 
-    Returns how many responses were created. The reference model is created (``is_reference``)
-    if no model is marked as the reference yet.
+
+def reference_model_for_import(name: str, *, create: bool) -> EvalModel | None:
+    """What a file's reference name (``REFERENCE_ALIASES``) stands for: the model marked as the
+    reference; else the model of that name, marked now; else, with ``create``, a new one."""
+    marked = EvalModel.objects.filter(is_reference=True).first()
+    if marked is not None:
+        return marked
+    if not create and not EvalModel.objects.filter(name=name).exists():
+        return None
+    return reference_model_set(name, create=True)
+
+
+@dataclass
+class ReferenceSync:
+    created: int = 0
+    updated: int = 0
+    removed: int = 0  # unjudged responses of instances that no longer have a reference
+    stale: list[str] = field(default_factory=list)  # judged responses whose reference changed
+
+
+@transaction.atomic
+def reference_responses_sync(name: str = REFERENCE_NAME) -> ReferenceSync:
+    """Give the reference model a response wherever an instance has a reference, so the
+    reference competes like any model: the verified ``reference_output`` of single- and
+    multi-image instances (turn 0), and a conversation's per-turn reference answers when every
+    turn has one. Idempotent. A reference text that changed since (e.g. corrected data) is
+    updated unless people or judges already compared that response — then it is left as
+    judged and listed in ``stale``. Instances without a reference get nothing; a single-turn
+    reference response left from before (an answer since rejected, a dataset label once taken
+    for the reference) is removed when nobody compared it, else listed in ``stale``.
     """
-    reference = reference_model(name)
-    have = set(Response.objects.filter(model=reference, turn=0).values_list("instance_id",
-                                                                            flat=True))
-    todo = (Instance.objects.filter(reference_status=Instance.ReferenceStatus.VERIFIED)
-            .exclude(reference_output="").exclude(pk__in=have))
-    created = Response.objects.bulk_create(
-        Response(instance=i, model=reference, turn=0, text=i.reference_output) for i in todo)
-    return len(created)
+    wanted: dict[tuple[int, int], str] = {}
+    for pk, text in (Instance.objects.filter(reference_status=Instance.ReferenceStatus.VERIFIED)
+                     .exclude(kind=Instance.Kind.CONVERSATION).exclude(reference_output="")
+                     .values_list("pk", "reference_output")):
+        wanted[(pk, 0)] = text
+    turns: dict[int, dict[int, str]] = {}
+    for pk, turn, text in ConversationTurn.objects.filter(
+            instance__kind=Instance.Kind.CONVERSATION).values_list(
+            "instance_id", "turn", "reference_answer"):
+        turns.setdefault(pk, {})[turn] = text
+    for pk, texts in turns.items():
+        if all(t.strip() for t in texts.values()):
+            wanted |= {(pk, turn): text for turn, text in texts.items()}
+    reference = EvalModel.objects.filter(is_reference=True).first()
+    if reference is None and not wanted:
+        return ReferenceSync()  # no reference anywhere: no reference model either
+    reference = reference or reference_model(name)
+    have = {(r.instance_id, r.turn): r for r in Response.objects.filter(
+        model=reference, condition=Response.Condition.GENERATED)}
+    result = ReferenceSync()
+    Response.objects.bulk_create(
+        Response(instance_id=pk, model=reference, turn=turn, text=text)
+        for (pk, turn), text in wanted.items() if (pk, turn) not in have)
+    result.created = sum(1 for key in wanted if key not in have)
+    changed = [have[key] for key, text in wanted.items() if key in have and have[key].text != text]
+    orphans = [r for key, r in have.items() if key not in wanted and key[1] == 0]
+    judged = _judged({r.pk for r in changed + orphans})
+    for response in orphans:
+        if response.pk in judged:
+            result.stale.append(str(response.uuid))
+    removable = [r.pk for r in orphans if r.pk not in judged]
+    result.removed = Response.objects.filter(pk__in=removable).delete()[1].get(
+        "judging.Response", 0) if removable else 0
+    for response in changed:
+        if response.pk in judged:
+            result.stale.append(str(response.uuid))
+        else:
+            Response.objects.filter(pk=response.pk).update(text=wanted[(response.instance_id,
+                                                                        response.turn)])
+            result.updated += 1
+    return result
+
+
+def _judged(response_ids: set[int]) -> set[int]:
+    """Responses that a comparison or a judgment already uses."""
+    if not response_ids:
+        return set()
+    used = set(Comparison.objects.filter(response_a_id__in=response_ids)
+               .values_list("response_a_id", flat=True))
+    used |= set(Comparison.objects.filter(response_b_id__in=response_ids)
+                .values_list("response_b_id", flat=True))
+    used |= set(Judgment.objects.filter(response_id__in=response_ids)
+                .values_list("response_id", flat=True))
+    return used

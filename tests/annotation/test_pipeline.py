@@ -10,6 +10,7 @@ from PIL import Image as PILImage
 from annotation.models import Assignment, Batch, Image, Instance, InstructionFamily
 from annotation.pipeline import services as pipeline
 from annotation.pipeline.prompts import PROMPT_VERSION, build_reference_prompt
+from annotation.pipeline.selectors import verification_report
 from annotation.pipeline.tasks import retry_countdown
 from annotation.services.claims import task_claim_next
 from annotation.services.errors import AnswerInvalid
@@ -128,6 +129,8 @@ def test_whole_pipeline_instruction_to_verified_and_rejected(
     assert (instance.stage, instance.reference_status) == ("done", "verified")
     assert instance.reference_output == instance.candidate_reference
     assert instance.stage_task is None
+    assert instance.reference_rated_by == "crowd"  # counts in Table 2
+    assert verification_report()["overall"]["n"] == 1
 
     # A second instance goes the other way: rejected because the caption was underspecified.
     _work(batch, writer, {"image_url": image_server.url("/dog.png"), "license": "CC BY 2.0",
@@ -146,6 +149,7 @@ def test_whole_pipeline_instruction_to_verified_and_rejected(
     assert (second.reference_status, second.rejection_reason) == ("rejected",
                                                                   "caption_underspecified")
     assert second.flagged_harmful and second.reference_output == ""
+    assert second.reference_rated_by == "crowd"
 
 
 def test_transitions_are_safe_to_repeat(family, image_server, llm, loopback_ok,

@@ -133,15 +133,15 @@ def test_vote_counts_expand_to_votes():
 
 def test_generic_csv_and_jsonl_round_trip_with_scores_turns_and_ties():
     rows = [
-        {"item_id": "it-1", "instruction": "Describe.", "image_urls": '["https://e.org/x.png"]',
+        {"item_id": "it-1", "dataset": "import", "instruction": "Describe.", "image_urls": '["https://e.org/x.png"]',
          "model_a": "m1", "response_a": "r1", "model_b": "m2", "response_b": "r2",
          "annotator": "gpt-4-judge", "source": "gpt4-noref", "choice": "tie", "score": "",
          "turn": "", "timestamp": "2024-01-02T03:04:05+00:00"},
-        {"item_id": "it-1", "instruction": "Describe.", "image_urls": '["https://e.org/x.png"]',
+        {"item_id": "it-1", "dataset": "import", "instruction": "Describe.", "image_urls": '["https://e.org/x.png"]',
          "model_a": "m1", "response_a": "r1", "model_b": "", "response_b": "",
          "annotator": "prometheus", "source": "prometheus-vision", "choice": "", "score": "4",
          "turn": "", "timestamp": "2024-01-02T03:04:06+00:00"},
-        {"item_id": "conv-1", "instruction": "Chat.", "image_urls": '["https://e.org/y.png"]',
+        {"item_id": "conv-1", "dataset": "import", "instruction": "Chat.", "image_urls": '["https://e.org/y.png"]',
          "model_a": "m1", "response_a": "t2 a", "model_b": "m2", "response_b": "t2 b",
          "annotator": "mturk:W1", "source": "human", "choice": "B", "score": "", "turn": "2",
          "timestamp": "2024-01-02T03:04:07+00:00"},

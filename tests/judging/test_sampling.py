@@ -22,8 +22,8 @@ def _world(n_instances=10, names=("m1", "m2", "m3")):
     for inst in instances:
         for m in ms.values():
             builders.respond(inst, m)
-    assert reference_responses_sync() == n_instances  # the reference competes as a model
-    assert reference_responses_sync() == 0  # idempotent
+    assert reference_responses_sync().created == n_instances  # the reference competes
+    assert reference_responses_sync().created == 0  # idempotent
     return instances, ms
 
 

@@ -1,4 +1,4 @@
-"""python manage.py verification_report [--format table|json|csv]"""
+"""python manage.py verification_report [--format table|json|csv] [--source NAME]"""
 import json
 
 from django.core.management.base import BaseCommand
@@ -12,9 +12,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--format", choices=("table", "json", "csv"), default="table")
+        parser.add_argument("--source", default=None,
+                            help="Only instances from this source (visitbench, crowd, …)")
 
-    def handle(self, *args, format, **opts):
-        table = verification_report()
+    def handle(self, *args, format, source, **opts):
+        table = verification_report(source)
         if format == "json":
             self.stdout.write(json.dumps(table, indent=2))
         elif format == "csv":

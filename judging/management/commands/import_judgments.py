@@ -17,13 +17,16 @@ class Command(BaseCommand):
         parser.add_argument("--create-missing", action="store_true",
                             help="Create unknown instances, models and responses from the rows")
         parser.add_argument("--skip-unmatched", action="store_true")
+        parser.add_argument("--dataset", help="The dataset the file's item ids belong to (rows "
+                            "may say so in a 'dataset' column); created items get it as source")
 
     def handle(self, *args, **opts):
         path = Path(opts["path"])
         try:
             report = judgments_import(path.name, path.read_bytes(), fmt=opts["format"],
                                       create_missing=opts["create_missing"],
-                                      skip_unmatched=opts["skip_unmatched"])
+                                      skip_unmatched=opts["skip_unmatched"],
+                                      dataset=opts["dataset"])
         except (OSError, ImportRejected) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"{report.rows} judgments read: {report.created} created, "
