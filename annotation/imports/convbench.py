@@ -3,6 +3,10 @@
 The public workbook holds only the instructions, so turns get their capability by position
 (perception, reasoning, creation) and empty reference answers / focus points. Images are matched
 by ``image_id`` in a folder; a missing file leaves a placeholder image row named by that id.
+
+Identity: a row is the conversation with the same ConvBench ``ID`` (``external_id``
+``convbench:<ID>``, source ``convbench``); re-importing skips it. Images are the same image when
+their ``image_id`` is.
 """
 from __future__ import annotations
 

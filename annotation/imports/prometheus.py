@@ -3,6 +3,12 @@ answer (score 5) and score rubric; stored as an instance with its rubric attache
 
 The response to evaluate belongs to a model (the judging app's business); it is kept in
 ``Instance.extra["response"]`` so the file exports unchanged and judging can adopt it.
+
+The reference answer (score 5) is written by the dataset's authors, not an LLM answer that people
+rated, so it is stored as the reference without counting in Table 2.
+
+Identity: a record is the same item when image, instruction, response, reference answer and
+rubric criteria are the same (a content hash in ``external_id``, source ``prometheus``).
 """
 from __future__ import annotations
 
