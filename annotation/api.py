@@ -15,6 +15,7 @@ from .selectors import batch_progress
 from .serializers import (
     AssignmentSerializer,
     BatchCreateSerializer,
+    OwnAssignmentSerializer,
     BatchSerializer,
     ProgressSerializer,
     SubmitSerializer,
@@ -88,7 +89,7 @@ class MyAssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
     """The requesting annotator's own assignments; anyone else's are simply not found."""
 
     permission_classes = [IsAnnotator]
-    serializer_class = AssignmentSerializer
+    serializer_class = OwnAssignmentSerializer
     lookup_field = "uuid"
     queryset = Assignment.objects.none()  # for the schema only; get_queryset scopes to the user
 
@@ -97,7 +98,7 @@ class MyAssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         return (Assignment.objects.filter(worker=worker)
                 .select_related("task", "batch", "worker").order_by("id"))
 
-    @extend_schema(request=None, responses={201: AssignmentSerializer, 204: None})
+    @extend_schema(request=None, responses={201: OwnAssignmentSerializer, 204: None})
     @action(detail=False, methods=["post"], url_path=r"claim/(?P<batch_uuid>[0-9a-f-]{36})")
     def claim(self, request, batch_uuid=None):
         batch = get_object_or_404(Batch, uuid=batch_uuid)
@@ -107,9 +108,9 @@ class MyAssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
             raise PermissionDenied(str(exc)) from exc
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(AssignmentSerializer(assignment).data, status=status.HTTP_201_CREATED)
+        return Response(OwnAssignmentSerializer(assignment).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=SubmitSerializer, responses=AssignmentSerializer)
+    @extend_schema(request=SubmitSerializer, responses=OwnAssignmentSerializer)
     @action(detail=True, methods=["post"])
     def submit(self, request, uuid=None):
         assignment = self.get_object()  # 404 for someone else's, or a malformed uuid
@@ -123,4 +124,4 @@ class MyAssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         except EngineError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         code = status.HTTP_200_OK if outcome.duplicate else status.HTTP_201_CREATED
-        return Response(AssignmentSerializer(outcome.assignment).data, status=code)
+        return Response(OwnAssignmentSerializer(outcome.assignment).data, status=code)

@@ -70,5 +70,14 @@ class AssignmentSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class OwnAssignmentSerializer(AssignmentSerializer):
+    """What an annotator sees of their own assignment: never whether a task was gold or how
+    they did on it (workers who learn which tasks are checks game them)."""
+
+    class Meta(AssignmentSerializer.Meta):
+        fields = tuple(f for f in AssignmentSerializer.Meta.fields if f != "gold_correct")
+        read_only_fields = fields
+
+
 class SubmitSerializer(serializers.Serializer):
     answer = serializers.DictField()

@@ -72,3 +72,23 @@ def test_openapi_schema_needs_login_and_lists_endpoints(admin):
     schema = _api(admin).get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json")
     assert schema.status_code == 200
     assert "/api/my/assignments/{uuid}/submit/" in schema.json()["paths"]
+
+
+def test_annotators_never_learn_which_tasks_were_gold(alice, admin):
+    """Neither the submit answer nor the own-assignment list says whether a task was gold or
+    how the worker did on it; admins still see it."""
+    batch = make_batch(2, n=1, gold_every=1)
+    api = _api(alice)
+    seen = []
+    while (claimed := api.post(f"/api/my/assignments/claim/{batch.uuid}/")).status_code == 201:
+        submitted = api.post(f"/api/my/assignments/{claimed.data['uuid']}/submit/",
+                             {"answer": {"choice": "A"}}, format="json")
+        assert submitted.status_code == 201
+        seen += [claimed.data, submitted.data]
+    assert len(seen) == 4
+    listed = api.get("/api/my/assignments/").data["results"]
+    detail = api.get(f"/api/my/assignments/{listed[0]['uuid']}/").data
+    for shown in [*seen, *listed, detail]:
+        assert "gold_correct" not in shown and "gold" not in str(shown).lower()
+    assert Assignment.objects.filter(gold_correct__isnull=False).exists()
+    assert {"gold_correct"} <= set(_api(admin).get("/api/assignments/").data["results"][0])
