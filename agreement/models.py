@@ -71,6 +71,10 @@ class MetricRun(BackgroundJob):
 
     metrics = models.JSONField(default=list, help_text="Metric names, in order")
     options = models.JSONField(default=dict, blank=True, help_text="e.g. seed, bert model")
+    configs = models.JSONField(
+        default=dict, blank=True,
+        help_text="{metric: {config, config_hash}}: the full configuration each metric ran with "
+                  "(model, layer, tokenizers, package versions); the cache is keyed by its hash")
     total = models.PositiveIntegerField(default=0, help_text="(metric, response) pairs to score")
     done = models.PositiveIntegerField(default=0)
     cached = models.PositiveIntegerField(default=0, help_text="Found in the cache, not recomputed")

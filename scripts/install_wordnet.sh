@@ -2,7 +2,7 @@
 # Lay out WordNet 3.0 for NLTK (METEOR) fully offline, from Debian's packages.
 #
 # Usage: scripts/install_wordnet.sh [TARGET_DIR]
-#   TARGET_DIR defaults to the first entry of $NLTK_DATA, else <project>/.nltk_data.
+#   TARGET_DIR defaults to the first entry of $NLTK_DATA, else <project>/var/nltk_data (where the Makefile puts it).
 #   Result: TARGET_DIR/corpora/wordnet/{index.*,data.*,*.exc,cntlist.rev,index.sense,lexnames}
 #
 # Why: no PyPI package ships WordNet data and nothing may download at run time;
@@ -15,7 +15,7 @@ set -euo pipefail
 die() { echo "install_wordnet: ERROR: $*" >&2; exit 1; }
 
 project_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-target="${1:-${NLTK_DATA:-$project_dir/.nltk_data}}"
+target="${1:-${NLTK_DATA:-$project_dir/var/nltk_data}}"
 target="${target%%:*}"          # NLTK_DATA may be a path list: use the first entry
 [ -n "$target" ] || die "empty target directory"
 

