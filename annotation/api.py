@@ -15,8 +15,8 @@ from .selectors import batch_progress
 from .serializers import (
     AssignmentSerializer,
     BatchCreateSerializer,
-    OwnAssignmentSerializer,
     BatchSerializer,
+    OwnAssignmentSerializer,
     ProgressSerializer,
     SubmitSerializer,
     TaskSerializer,

@@ -1,16 +1,25 @@
-"""REST API for analysts: models, leaderboards per judge and split, majority votes."""
+"""REST API for analysts: models, leaderboards per judge and split (pairwise ratings and mean
+scores), majority votes. Numbers are sent at full precision; rounding is for people."""
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, viewsets
+from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.db_text import storage_problem
-from annotation.permissions import IsAnalyst
+from annotation.permissions import IsAdmin, IsAnalyst
 
-from .leaderboards import leaderboard_build
+from .leaderboards import leaderboard_build, score_leaderboard_build
 from .models import EvalModel
-from .selectors import UnknownSplit, comparison_majorities, judge_names
+from .selectors import (
+    HUMAN,
+    UnknownSplit,
+    comparison_majorities,
+    judge_names,
+    score_judge_names,
+)
+from .services.responses import reference_model_set
 
 _PARAMS = [OpenApiParameter("judge", str, description="'human' or an automatic judge's name"),
            OpenApiParameter("split", str, description="all, single, multi, overall, turn:N, "
@@ -31,9 +40,17 @@ class EvalModelViewSet(viewsets.ReadOnlyModelViewSet):
     lookup_value_regex = r"[^/\x00]+"  # any name (e.g. "gpt-4.1") but NUL, which no column holds
     queryset = EvalModel.objects.order_by("name")
 
+    @extend_schema(request=None, responses=EvalModelSerializer)
+    @action(detail=True, methods=["post"], url_path="set-reference",
+            permission_classes=[IsAdmin])
+    def set_reference(self, request, name=None):
+        """Make this model the reference that win rates are measured against (admins)."""
+        model = self.get_object()  # 404 for an unknown name
+        return Response(EvalModelSerializer(reference_model_set(model.name)).data)
+
 
 def _params(request) -> dict:
-    params = {"judge": request.query_params.get("judge") or "human",
+    params = {"judge": request.query_params.get("judge") or HUMAN,
               "split": request.query_params.get("split") or "all",
               "exclude_blocked": request.query_params.get("exclude_blocked") in ("1", "true")}
     for name in ("judge", "split"):
@@ -42,24 +59,37 @@ def _params(request) -> dict:
     return params
 
 
+def _rounds(request) -> int:
+    try:
+        rounds = int(request.query_params.get("rounds", 1000))
+    except ValueError:
+        raise ValidationError({"rounds": ["must be an integer"]}) from None
+    if not 0 <= rounds <= 10000:
+        raise ValidationError({"rounds": ["must be within 0..10000"]})
+    return rounds
+
+
 class LeaderboardView(APIView):
     """Rating with CI, rank, matches and win rate vs reference (n) for one judge and split."""
 
     permission_classes = [IsAnalyst]
+    build = staticmethod(leaderboard_build)
 
     @extend_schema(parameters=[*_PARAMS, OpenApiParameter("rounds", int)], responses=dict)
     def get(self, request):
+        rounds = _rounds(request)
         try:
-            rounds = int(request.query_params.get("rounds", 1000))
-        except ValueError:
-            raise ValidationError({"rounds": ["must be an integer"]}) from None
-        if not 0 <= rounds <= 10000:
-            raise ValidationError({"rounds": ["must be within 0..10000"]})
-        try:
-            board = leaderboard_build(**_params(request), bootstrap_rounds=rounds)
+            board = self.build(**_params(request), bootstrap_rounds=rounds)
         except UnknownSplit as exc:
             raise ValidationError({"split": [str(exc)]}) from exc
         return Response(board.as_dict())
+
+
+class ScoreLeaderboardView(LeaderboardView):
+    """Mean grade per model with bootstrap CI, rank and n for one source (humans or a grading
+    judge) and split, with the source's declared scale and the range observed."""
+
+    build = staticmethod(score_leaderboard_build)
 
 
 class JudgesView(APIView):
@@ -67,7 +97,8 @@ class JudgesView(APIView):
 
     @extend_schema(responses=dict)
     def get(self, request):
-        return Response({"judges": judge_names()})
+        """Sources with pairwise verdicts (``judges``) and with grades (``score_judges``)."""
+        return Response({"judges": judge_names(), "score_judges": score_judge_names()})
 
 
 class MajoritiesView(APIView):

@@ -9,6 +9,8 @@ router.register("models", api.EvalModelViewSet, basename="eval-model")
 
 urlpatterns = [
     path("leaderboard/", api.LeaderboardView.as_view(), name="eval-leaderboard"),
+    path("score-leaderboard/", api.ScoreLeaderboardView.as_view(),
+         name="eval-score-leaderboard"),
     path("judges/", api.JudgesView.as_view(), name="eval-judges"),
     path("majorities/", api.MajoritiesView.as_view(), name="eval-majorities"),
     *router.urls,

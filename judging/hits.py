@@ -55,10 +55,13 @@ def _inline_images(payload) -> list[dict]:
     return [{"url": u, "caption": ""} for u in payload.get("image_urls", [])]
 
 
-def _record(assignment, **fields) -> Judgment:
+def _record(hit: HitType, assignment, **fields) -> Judgment:
+    """A crowd vote, stamped with the HIT type and the version the worker saw (the assignment
+    records it at claim time), so votes from different versions of a form stay apart."""
     return Judgment.objects.create(
-        source="human", annotator=str(assignment.worker), worker=assignment.worker,
-        assignment=assignment, created_at=assignment.submitted_at or timezone.now(), **fields,
+        source=Judgment.HUMAN, annotator=str(assignment.worker), worker=assignment.worker,
+        assignment=assignment, created_at=assignment.submitted_at or timezone.now(),
+        template_version=f"{hit.slug}@{assignment.hit_type_version}"[:80], **fields,
     )
 
 
@@ -130,7 +133,7 @@ class PairwiseHit(HitType):
         uuid = assignment.task.payload.get("comparison")
         if not uuid or assignment.task.is_gold:
             return
-        _record(assignment, comparison=Comparison.objects.get(uuid=uuid),
+        _record(self, assignment, comparison=Comparison.objects.get(uuid=uuid),
                 choice=assignment.answer["choice"])
 
 
@@ -235,7 +238,7 @@ class MultiTurnHit(HitType):
         answer = assignment.answer
         for field in (*TURN_FIELDS, "overall"):
             if answer.get(field):
-                _record(assignment, comparison=comparison, choice=answer[field],
+                _record(self, assignment, comparison=comparison, choice=answer[field],
                         turn=field.removeprefix("turn"))
 
 
@@ -331,8 +334,9 @@ class RubricHit(HitType):
         uuid = assignment.task.payload.get("response")
         if not uuid or assignment.task.is_gold:
             return
-        _record(assignment, kind=Judgment.Kind.SCORE, response=Response.objects.get(uuid=uuid),
-                score=float(assignment.answer["score"]), feedback=assignment.answer["feedback"],
+        _record(self, assignment, kind=Judgment.Kind.SCORE,
+                response=Response.objects.get(uuid=uuid), score=float(assignment.answer["score"]),
+                feedback=assignment.answer["feedback"],
                 meta={"rubric": assignment.task.payload.get("rubric", "")})
 
 
@@ -402,7 +406,7 @@ class FeedbackHit(HitType):
         found = {str(j.uuid): j for j in Judgment.objects.filter(
             uuid__in=[payload["judgment_a"], payload["judgment_b"]])}
         a, b = found[payload["judgment_a"]], found[payload["judgment_b"]]
-        _record(assignment, kind=Judgment.Kind.FEEDBACK, response_id=a.response_id,
+        _record(self, assignment, kind=Judgment.Kind.FEEDBACK, response_id=a.response_id,
                 choice=assignment.answer["choice"],
                 meta={"judgment_a": str(a.uuid), "source_a": a.source,
                       "judgment_b": str(b.uuid), "source_b": b.source})

@@ -1,20 +1,33 @@
 """Leaderboards per judge and split, computed by the same pure functions for every judge
-(``judging.ratings``), so the human and the automatic leaderboards are comparable."""
+(``judging.ratings`` for pairwise verdicts, ``judging.scores`` for grades), so the human and
+the automatic leaderboards are comparable.
+
+Boards carry full precision (API, JSON downloads, ``ratings --format json``); only what people
+read is rounded: the page (template filters) and the CSV (``CSV_DECIMALS``).
+"""
 import csv
 import io
 import warnings
 from dataclasses import asdict, dataclass, field
 
-from . import ratings
+from . import ratings, scores
+from .judges.models import Judge
 from .selectors import (
+    HUMAN,
     RATING_ROW,
     pairwise_judgments,
     pairwise_judgments_qs,
     reference_model_name,
+    score_judgments,
 )
 
 CSV_COLUMNS = ["rank", "model", "rating", "ci_low", "ci_high", "elo", "matches",
                "win_rate_vs_reference", "n_vs_reference", "is_reference"]
+SCORE_CSV_COLUMNS = ["rank", "model", "mean", "ci_low", "ci_high", "n", "judgments",
+                     "is_reference"]
+# Decimals kept in the CSV, a table for reading (ratings ~1000, grades 0–10, rates 0–1).
+CSV_DECIMALS = {"rating": 1, "ci_low": 1, "ci_high": 1, "elo": 1, "win_rate_vs_reference": 4,
+                "mean": 3}
 
 
 @dataclass
@@ -31,7 +44,7 @@ class Leaderboard:
         return asdict(self)
 
 
-def leaderboard_build(judge: str = "human", split: str = "all", *, exclude_blocked: bool = False,
+def leaderboard_build(judge: str = HUMAN, split: str = "all", *, exclude_blocked: bool = False,
                       bootstrap_rounds: int = 1000, seed: int = 0) -> Leaderboard:
     """Bradley-Terry rating with bootstrap 95 % CI and rank, online Elo, matches and the win
     rate against the human-verified reference (with n), best first."""
@@ -46,17 +59,61 @@ def leaderboard_build(judge: str = "human", split: str = "all", *, exclude_block
         table = ratings.leaderboard(rows, reference=reference if reference in names else None,
                                     bootstrap_rounds=bootstrap_rounds, seed=seed)
     board.warnings = sorted({str(w.message) for w in caught})
-    board.rows = [{"rank": r.rank, "model": r.model, "rating": round(r.bt_rating, 1),
-                   "ci_low": round(r.ci_low, 1), "ci_high": round(r.ci_high, 1),
-                   "elo": round(r.elo, 1), "matches": r.matches,
-                   "win_rate_vs_reference": (None if r.win_rate_vs_reference is None
-                                             else round(r.win_rate_vs_reference, 4)),
+    board.rows = [{"rank": r.rank, "model": r.model, "rating": r.bt_rating,
+                   "ci_low": r.ci_low, "ci_high": r.ci_high, "elo": r.elo, "matches": r.matches,
+                   "win_rate_vs_reference": r.win_rate_vs_reference,
                    "n_vs_reference": r.n_vs_reference, "is_reference": r.model == reference}
                   for r in table]
     return board
 
 
-def category_win_rates(judge: str = "human", *, exclude_blocked: bool = False) -> dict:
+@dataclass
+class ScoreLeaderboard:
+    """One source's grades per model. ``scale`` is the range a grading judge is asked for
+    (None for humans and imported sources: read ``observed_min`` / ``observed_max``)."""
+
+    judge: str
+    split: str
+    judgments: int
+    items: int
+    scale: list[int] | None
+    observed_min: float | None
+    observed_max: float | None
+    bootstrap_rounds: int
+    rows: list[dict] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def declared_scale(source: str) -> list[int] | None:
+    """The grading range of the judge called ``source`` (its newest version), if it is one."""
+    if source == HUMAN:
+        return None
+    judge = Judge.objects.filter(name=source).order_by("-created_at", "-pk").first()
+    scale = judge.score_range if judge is not None else None
+    return list(scale) if scale else None
+
+
+def score_leaderboard_build(judge: str = HUMAN, split: str = "all", *,
+                            exclude_blocked: bool = False, bootstrap_rounds: int = 1000,
+                            seed: int = 0) -> ScoreLeaderboard:
+    """Mean grade per model with a bootstrap 95 % CI over items, rank and n, best first, for
+    one source (scales differ between sources, so boards are never merged)."""
+    rows = score_judgments(judge=judge, split=split, exclude_blocked=exclude_blocked)
+    grades = [r[2] for r in rows]
+    board = ScoreLeaderboard(judge, split, len(rows), len({(r[0], r[1]) for r in rows}),
+                             declared_scale(judge), min(grades, default=None),
+                             max(grades, default=None), bootstrap_rounds)
+    reference = reference_model_name()
+    board.rows = [{"rank": r.rank, "model": r.model, "mean": r.mean, "ci_low": r.ci_low,
+                   "ci_high": r.ci_high, "n": r.n, "judgments": r.judgments,
+                   "is_reference": r.model == reference}
+                  for r in scores.score_board(rows, rounds=bootstrap_rounds, seed=seed)]
+    return board
+
+
+def category_win_rates(judge: str = HUMAN, *, exclude_blocked: bool = False) -> dict:
     """{category: {model: (win rate vs reference, n)}} (VisIT-Bench fig. 8)."""
     reference = reference_model_name()
     by_category: dict[str, list[tuple]] = {}
@@ -70,10 +127,26 @@ def category_win_rates(judge: str = "human", *, exclude_blocked: bool = False) -
             if reference and any(reference in r[:2] for r in rows)}
 
 
-def leaderboard_csv(board: Leaderboard) -> str:
+def _csv(rows: list[dict], columns: list[str]) -> str:
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
-    for row in board.rows:
-        writer.writerow({k: ("" if row[k] is None else row[k]) for k in CSV_COLUMNS})
+    for row in rows:
+        writer.writerow({k: _cell(k, row[k]) for k in columns})
     return out.getvalue()
+
+
+def _cell(column: str, value):
+    if value is None:
+        return ""
+    if column in CSV_DECIMALS:
+        return round(value, CSV_DECIMALS[column])
+    return value
+
+
+def leaderboard_csv(board: Leaderboard) -> str:
+    return _csv(board.rows, CSV_COLUMNS)
+
+
+def score_leaderboard_csv(board: ScoreLeaderboard) -> str:
+    return _csv(board.rows, SCORE_CSV_COLUMNS)

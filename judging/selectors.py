@@ -1,18 +1,25 @@
-"""Reads of the judging app: judgments turned into the plain rows ``judging.ratings`` takes.
+"""Reads of the judging app: judgments turned into the plain rows ``judging.ratings`` and
+``judging.scores`` take.
 
 A split picks which verdicts count: ``all`` (one verdict per item: single-turn choices and the
 overall verdict of conversations), ``single`` / ``multi`` (single- / multi-image instances),
 ``overall`` (conversations, whole), ``turn:1`` … ``turn:3``, and ``category:<family name>``.
-Gold (attention-check) comparisons never count. ``exclude_blocked`` drops votes of blocked
-workers (e.g. auto-blocked for failing gold checks).
+Grades split the same way (a single-turn grade has turn '', a conversation's per-turn grades
+turn 1–3 and its overall grade 'overall'). Gold (attention-check) items never count.
+``exclude_blocked`` drops votes of blocked workers (e.g. auto-blocked for failing gold checks).
+
+An automatic judge counts once per item and turn: its verdicts written under an earlier judge
+or template version stay in the table for audit, but only the latest are read
+(``current_verdicts``). Every human vote counts.
 """
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 
 from annotation.models import Instance
 
-from .models import EvalModel, Judgment
+from .models import EvalModel, Judgment, Response
 from .ratings import majority_vote
 
+HUMAN = Judgment.HUMAN
 BASE_SPLITS = ["all", "single", "multi", "overall", "turn:1", "turn:2", "turn:3"]
 
 
@@ -20,30 +27,55 @@ class UnknownSplit(ValueError):
     pass
 
 
-def _split_filter(split: str) -> Q:
+def _split_filter(split: str, instance: str = "comparison__instance__") -> Q:
+    """The split as a filter; ``instance`` is the path to the judged item's instance."""
     one_verdict = Q(turn__in=["", "overall"])
     if split == "all":
         return one_verdict
     if split == "single":
-        return Q(turn="", comparison__instance__kind=Instance.Kind.SINGLE)
+        return Q(turn="", **{f"{instance}kind": Instance.Kind.SINGLE})
     if split == "multi":
-        return Q(turn="", comparison__instance__kind=Instance.Kind.MULTI)
+        return Q(turn="", **{f"{instance}kind": Instance.Kind.MULTI})
     if split == "overall":
         return Q(turn="overall")
     if split in ("turn:1", "turn:2", "turn:3"):
         return Q(turn=split[-1])
     if split.startswith("category:") and split[9:]:
-        return one_verdict & Q(comparison__instance__family__name=split[9:])
+        return one_verdict & Q(**{f"{instance}family__name": split[9:]})
     raise UnknownSplit(f"unknown split {split!r}; use one of {BASE_SPLITS} or category:<name>")
 
 
-def pairwise_judgments_qs(*, judge: str = "human", split: str = "all",
+def current_verdicts(qs, item: str, *, per_annotator: bool = False):
+    """Leave out automatic judges' verdicts superseded by a later generation on the same item.
+
+    A generation is (annotator, template version): a judge ident ``name@version`` under one
+    prompt template version. Re-running a judge under a new template or judge version keeps
+    its earlier verdicts; this keeps them from being counted twice. A verdict counts unless
+    a later verdict of the same source, kind, item (``item``: 'comparison' or 'response') and
+    turn belongs to another generation. Rows of one generation all count (a re-run of the
+    same generation replaces its rows when written), and so does every human vote.
+    ``per_annotator`` compares only with the same annotator (one judge version's own table).
+    """
+    same = {"annotator": OuterRef("annotator")} if per_annotator else {}
+    later = (Judgment.objects
+             .filter(source=OuterRef("source"), kind=OuterRef("kind"), turn=OuterRef("turn"),
+                     **{item: OuterRef(item)}, **same)
+             .filter(Q(created_at__gt=OuterRef("created_at"))
+                     | Q(created_at=OuterRef("created_at"), pk__gt=OuterRef("pk")))
+             .exclude(annotator=OuterRef("annotator"),
+                      template_version=OuterRef("template_version")))
+    return qs.filter(Q(source=HUMAN) | ~Exists(later))
+
+
+def pairwise_judgments_qs(*, judge: str = HUMAN, split: str = "all",
                           exclude_blocked: bool = False):
     qs = (Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE, source=judge,
                                   comparison__isnull=False, choice__in=["A", "B", "tie"])
           .filter(comparison__gold_choice="").filter(_split_filter(split)))
     if exclude_blocked:
         qs = qs.exclude(worker__blocked=True)
+    if judge != HUMAN:
+        qs = current_verdicts(qs, "comparison")
     return qs
 
 
@@ -52,7 +84,7 @@ RATING_ROW = ("comparison__response_a__model__name", "comparison__response_b__mo
               "choice", "created_at")
 
 
-def pairwise_judgments(*, judge: str = "human", split: str = "all",
+def pairwise_judgments(*, judge: str = HUMAN, split: str = "all",
                        exclude_blocked: bool = False) -> list[tuple]:
     """``(model_a, model_b, outcome, timestamp)`` rows in timestamp order: the winning model is
     the comparison's on-screen side the judge chose, so randomized sides never blur it."""
@@ -61,7 +93,7 @@ def pairwise_judgments(*, judge: str = "human", split: str = "all",
         .order_by("created_at", "pk").values_list(*RATING_ROW))
 
 
-def comparison_majorities(*, judge: str = "human", split: str = "all",
+def comparison_majorities(*, judge: str = HUMAN, split: str = "all",
                           exclude_blocked: bool = False) -> list[dict]:
     """Per comparison (and turn): the majority of its votes and the agreement level (5/5 …)."""
     votes: dict[tuple, list] = {}
@@ -83,17 +115,61 @@ def comparison_majorities(*, judge: str = "human", split: str = "all",
     return out
 
 
+def score_judgments_qs(*, judge: str = HUMAN, split: str = "all", exclude_blocked: bool = False):
+    """One source's grades of models' own answers (ablation conditions, where turns were
+    replaced by the reference, are not the model's work) on the split."""
+    qs = (Judgment.objects.filter(kind=Judgment.Kind.SCORE, source=judge, response__isnull=False,
+                                  score__isnull=False,
+                                  response__condition=Response.Condition.GENERATED)
+          .exclude(assignment__task__is_gold=True)
+          .filter(_split_filter(split, "response__instance__")))
+    if exclude_blocked:
+        qs = qs.exclude(worker__blocked=True)
+    if judge != HUMAN:
+        qs = current_verdicts(qs, "response")
+    return qs
+
+
+def score_judgments(*, judge: str = HUMAN, split: str = "all",
+                    exclude_blocked: bool = False) -> list[tuple]:
+    """``(model, (response id, turn), score)`` rows, what ``judging.scores`` takes."""
+    return [(model, (response, turn), score) for model, response, turn, score in
+            score_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked)
+            .order_by("created_at", "pk")
+            .values_list("response__model__name", "response_id", "turn", "score")]
+
+
+def _human_first(names) -> list[str]:
+    return sorted(set(names), key=lambda n: (n != HUMAN, n))
+
+
 def judge_names() -> list[str]:
     """Every judge with pairwise verdicts: 'human' first, then automatic judges by name."""
-    names = set(Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE, comparison__isnull=False)
-                .values_list("source", flat=True).distinct())
-    return sorted(names, key=lambda n: (n != "human", n))
+    return _human_first(Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE,
+                                                comparison__isnull=False)
+                        .values_list("source", flat=True).distinct())
 
 
-def category_names(judge: str = "human") -> list[str]:
-    return sorted(set(
-        pairwise_judgments_qs(judge=judge).exclude(comparison__instance__family__isnull=True)
-        .values_list("comparison__instance__family__name", flat=True).distinct()))
+def score_judge_names() -> list[str]:
+    """Every source with grades: 'human' first, then grading judges by name."""
+    return _human_first(Judgment.objects.filter(kind=Judgment.Kind.SCORE, response__isnull=False,
+                                                score__isnull=False)
+                        .values_list("source", flat=True).distinct())
+
+
+def leaderboard_sources() -> list[str]:
+    """Sources with a pairwise or a score board."""
+    return _human_first([*judge_names(), *score_judge_names()])
+
+
+def category_names(judge: str = HUMAN) -> list[str]:
+    """Instruction categories the source judged, pairwise or graded."""
+    pairwise = (pairwise_judgments_qs(judge=judge)
+                .exclude(comparison__instance__family__isnull=True)
+                .values_list("comparison__instance__family__name", flat=True).order_by())
+    graded = (score_judgments_qs(judge=judge).exclude(response__instance__family__isnull=True)
+              .values_list("response__instance__family__name", flat=True).order_by())
+    return sorted(set(pairwise.union(graded)))  # one query (UNION drops duplicates)
 
 
 def reference_model_name() -> str | None:

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.django_db
 
 EXAMPLES = 25  # per operation, generation mode and path variant
 REFUSED_EXAMPLES = 5  # per operation an annotator must be refused
-OPERATIONS = 33  # in the schema today; a new endpoint raises it (update the number)
+OPERATIONS = 35  # in the schema today; a new endpoint raises it (update the number)
 
 
 @pytest.fixture

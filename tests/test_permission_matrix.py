@@ -55,6 +55,8 @@ EXPECTED = {
     "eval-majorities": ("GET", {}, ANALYST_API),
     "eval-model-list": ("GET", {}, ANALYST_API),
     "eval-model-detail": ("GET", {"name": "model_name"}, ANALYST_API),
+    "eval-model-set-reference": ("POST", {"name": "model_name"}, _post_only(ADMIN_API)),
+    "eval-score-leaderboard": ("GET", {}, ANALYST_API),
     # Agreement API (analysts may start reports and metric runs; probed with GET only).
     "agreement-report-list": ("GET", {}, ANALYST_API),
     "agreement-report-detail": ("GET", {"uuid": "report"}, ANALYST_API),
@@ -89,6 +91,7 @@ EXPECTED = {
     # Evaluation pages.
     "judging:leaderboard": ("GET", {}, ANALYST_PAGE),
     "judging:leaderboard_ratings_png": ("GET", {}, ANALYST_PAGE),
+    "judging:leaderboard_scores_download": ("GET", {"fmt": "csv"}, ANALYST_PAGE),
     "judging:leaderboard_categories_png": ("GET", {}, ANALYST_PAGE),
     "judging:leaderboard_download": ("GET", {"fmt": "csv"}, ANALYST_PAGE),
     "judging:judges:run_list": ("GET", {}, ANALYST_PAGE),

@@ -21,7 +21,7 @@ the same lines back (``"turns"`` as exported, or ``"responses": {"2": "...", "3"
 from __future__ import annotations
 
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 
 from django.core.exceptions import ValidationError
@@ -33,6 +33,7 @@ from annotation.db_text import storage_problem
 from annotation.models import Instance
 
 from ..models import Comparison, EvalModel, Judgment, Response
+from ..selectors import current_verdicts
 from ..services.responses import reference_model
 from .models import Judge
 from .plans import SUBSTITUTED
@@ -51,8 +52,13 @@ def _conversations(instances=None):
 # ---------------------------------------------------------------- export
 
 
-def export_conditions(conditions: Iterable[str] = CONDITIONS, instances=None) -> Iterator[dict]:
-    """Records to write as JSONL, one per conversation and condition."""
+def export_conditions(conditions: Iterable[str] = CONDITIONS, instances=None,
+                      skipped: Counter | None = None) -> Iterator[dict]:
+    """Records to write as JSONL, one per conversation and condition.
+
+    A condition that substitutes a turn the conversation has no reference answer for is left
+    out (counted in ``skipped``): the released ConvBench workbook holds instructions only, so
+    without references only the ``generated`` condition can be asked of a model."""
     conditions = list(conditions)
     for bad in set(conditions) - set(CONDITIONS):
         raise ValidationError(f"unknown condition {bad!r}; expected one of {CONDITIONS}")
@@ -63,6 +69,10 @@ def export_conditions(conditions: Iterable[str] = CONDITIONS, instances=None) ->
         images = list(instance.instance_images.all())
         for condition in conditions:
             substituted = SUBSTITUTED[condition]
+            if any(not t.reference_answer.strip() for t in turns if t.turn in substituted):
+                if skipped is not None:
+                    skipped[condition] += 1
+                continue
             rows = [{"turn": t.turn, "capability": t.capability, "instruction": t.instruction,
                      "response": t.reference_answer if t.turn in substituted else None,
                      "substituted": t.turn in substituted} for t in turns]
@@ -127,6 +137,9 @@ def import_responses(*, model_name: str, lines: Iterable[str]) -> int:
             texts = {}
             for turn in (1, 2, 3):
                 if turn in SUBSTITUTED[condition]:
+                    if not refs[turn].strip():
+                        raise ValueError(f"{condition} substitutes turn {turn}, which has no "
+                                         "reference answer")
                     texts[turn] = refs[turn]
                     continue
                 text = given.get(turn)
@@ -188,7 +201,8 @@ def ablation_cells(judge: Judge) -> dict[str, dict[tuple[str, str], float | None
     base = Judgment.objects.filter(source=judge.name, annotator=judge.ident, turn__in=turns)
     collected: dict[str, dict[tuple[str, str], list[float]]] = defaultdict(lambda: defaultdict(list))
     if judge.is_pairwise:
-        rows = base.filter(comparison__isnull=False).filter(
+        rows = current_verdicts(base.filter(comparison__isnull=False), "comparison",
+                                per_annotator=True).filter(
             Q(comparison__response_a__model__is_reference=True)
             | Q(comparison__response_b__model__is_reference=True)).values_list(
             "choice", "turn", "comparison__response_a__model__name",
@@ -200,8 +214,9 @@ def ablation_cells(judge: Judge) -> dict[str, dict[tuple[str, str], float | None
             collected[model][(condition, turn)].append(outcome)
         return {m: {k: win_rate_percent(v) for k, v in cells.items()}
                 for m, cells in collected.items()}
-    rows = base.filter(response__isnull=False, score__isnull=False,
-                       response__model__is_reference=False).values_list(
+    rows = current_verdicts(base.filter(response__isnull=False, score__isnull=False,
+                                        response__model__is_reference=False), "response",
+                            per_annotator=True).values_list(
         "score", "turn", "response__model__name", "response__condition")
     for score, turn, model, condition in rows:
         collected[model][(condition, turn)].append(score)

@@ -22,7 +22,7 @@ import os
 import threading
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
 
@@ -47,12 +47,12 @@ from judging.parsers import (
     parse_rubric_score,
 )
 
-from .models import Judge, JudgeCall, JudgeRun, validate_api_key_env
+from .models import SCORE_RANGES, Judge, JudgeCall, JudgeRun, validate_api_key_env
 from .plans import Outcome
 from .templates import load_template
 
 POLL_S = 0.05
-RANGES = {"rubric": (1, 5), "direct": (0, 10)}
+RANGES = SCORE_RANGES
 
 
 class RunHalted(Exception):
@@ -226,12 +226,14 @@ class LiveCaller:
     failed: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    prompts: dict = field(default_factory=dict)  # turn -> [template version, [prompt hashes]]
 
     def call(self, template, messages, *, parse: str, turn: str, sample: int,
              images: list[str] = ()) -> Outcome:
         call = self._execute(template, with_images(messages, list(images)), parse=parse,
                              turn=turn, sample=sample, purpose=JudgeCall.Purpose.JUDGE,
                              max_tokens=self.judge.max_tokens)
+        self._note_prompt(turn, template.version, call.prompt_hash)
         if call.parse_path == "":
             call = self._extract(call, parse)
         raw = "" if call.refused and call.parse_path == JudgeCall.ParsePath.FAILED else \
@@ -245,6 +247,14 @@ class LiveCaller:
                   "calls_cached": self.cached, "calls_failed": self.failed,
                   "tokens_in": self.tokens_in, "tokens_out": self.tokens_out}
         return {name: F(name) + delta for name, delta in deltas.items() if delta}
+
+    def _note_prompt(self, turn: str, version: str, p_hash: str) -> None:
+        """What produced this unit's verdict per turn (stored on the unit, then the judgment).
+        The k samples of one prompt share its hash; a turn whose prompt embeds earlier outputs
+        (an overall verdict) has one hash per sample."""
+        _, hashes = self.prompts.setdefault(turn, [version, []])
+        if p_hash not in hashes:
+            hashes.append(p_hash)
 
     # -- parsing fallback: the extraction call
     def _extract(self, call: JudgeCall, parse: str) -> JudgeCall:
@@ -322,7 +332,8 @@ class LiveCaller:
         JudgeCall.objects.filter(idempotency_key=key, claim_token=token).update(
             attempts=F("attempts") + result.attempts - 1, **done)
         call = JudgeCall(idempotency_key=key, run=run, judge=judge, purpose=purpose, turn=turn,
-                         sample_index=sample, **done)
+                         sample_index=sample, template_name=template.name,
+                         template_version=template.version, prompt_hash=p_hash, **done)
         call.pk = JudgeCall.objects.values_list("pk", flat=True).get(idempotency_key=key) \
             if done["parse_path"] == "" else None
         return call

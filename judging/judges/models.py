@@ -14,6 +14,8 @@ from django.db import models
 from django.db.models import Q
 
 API_KEY_ENV = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
+# The scale each grading kind asks for (parsers reject grades outside it).
+SCORE_RANGES = {"rubric": (1, 5), "direct": (0, 10)}
 
 
 def validate_api_key_env(name: str) -> None:
@@ -90,6 +92,11 @@ class Judge(models.Model):
         return self.kind in (self.Kind.PAIRWISE, self.Kind.PAIRWISE_REFERENCE,
                              self.Kind.PAIRWISE_VLM, self.Kind.MULTI_TURN)
 
+    @property
+    def score_range(self) -> tuple[int, int] | None:
+        """(lowest, highest) grade a grading judge gives; None for pairwise kinds."""
+        return SCORE_RANGES.get(self.kind)
+
 
 class JudgeRun(models.Model):
     class Scope(models.TextChoices):
@@ -148,6 +155,9 @@ class JudgeUnit(models.Model):
     ordering = models.CharField(max_length=2, blank=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
     result = models.JSONField(default=dict, blank=True)
+    prompts = models.JSONField(
+        default=dict, blank=True,
+        help_text='{turn: [template version, [prompt hashes]]} of the calls behind the result')
     error = models.CharField(max_length=500, blank=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -202,8 +212,10 @@ class JudgeCall(models.Model):
     parse_path = models.CharField(max_length=10, choices=ParsePath.choices, blank=True)
     verdict = models.CharField(max_length=8, blank=True, help_text="A, B or unknown (as shown)")
     score = models.FloatField(null=True, blank=True)
-    extraction = models.OneToOneField("self", null=True, blank=True, on_delete=models.SET_NULL,
-                                      related_name="extracted_for")
+    # Many judge calls share one extraction call: identical unparseable outputs render the same
+    # extraction prompt, hence the same idempotency key (paid once, cached for the others).
+    extraction = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="extracted_for")
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)

@@ -5,6 +5,7 @@ from django.db.models import Count
 
 from judging import ratings
 
+from ..leaderboards import ScoreLeaderboard, score_leaderboard_build
 from ..models import Judgment
 from ..selectors import pairwise_judgments, reference_model_name
 from .models import Judge, JudgeCall, JudgeRun
@@ -46,7 +47,25 @@ def judge_leaderboard(judge_name: str, *, bootstrap_rounds: int = 200, seed: int
 
 
 def judges_with_verdicts() -> list[str]:
+    """Judges with pairwise verdicts."""
     names = set(Judge.objects.values_list("name", flat=True))
     used = set(Judgment.objects.filter(source__in=names, comparison__isnull=False)
                .values_list("source", flat=True).distinct())
     return sorted(used)
+
+
+def graders_with_grades() -> list[str]:
+    """Grading judges (rubric, direct) with stored grades."""
+    names = set(Judge.objects.values_list("name", flat=True))
+    used = set(Judgment.objects.filter(source__in=names, kind=Judgment.Kind.SCORE,
+                                       response__isnull=False, score__isnull=False)
+               .values_list("source", flat=True).distinct())
+    return sorted(used)
+
+
+def grader_leaderboards(*, bootstrap_rounds: int = 200,
+                        seed: int = 0) -> list[tuple[str, ScoreLeaderboard]]:
+    """Each grading judge's score board (mean grade per model), one per judge: their scales
+    differ (rubric 1–5, direct 0–10)."""
+    return [(name, score_leaderboard_build(name, bootstrap_rounds=bootstrap_rounds, seed=seed))
+            for name in graders_with_grades()]

@@ -9,6 +9,7 @@ concurrency limit and the code path are the same in both.
 """
 from __future__ import annotations
 
+import hashlib
 import logging
 import multiprocessing
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -17,7 +18,7 @@ from decimal import Decimal
 
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db import close_old_connections, connection, connections, transaction
-from django.db.models import Count, F, Sum
+from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
 from annotation.models import Instance
@@ -280,32 +281,68 @@ def _unit_done(run: JudgeRun, unit: JudgeUnit, item, result: dict, caller: LiveC
         siblings = list(JudgeUnit.objects.select_for_update()
                         .filter(run=run, item=unit.item).order_by("pk"))
         JudgeUnit.objects.filter(pk=unit.pk).update(
-            status=JudgeUnit.Status.DONE, result=result, finished_at=timezone.now())
+            status=JudgeUnit.Status.DONE, result=result, prompts=caller.prompts,
+            finished_at=timezone.now())
         for s in siblings:
             if s.pk == unit.pk:
-                s.status, s.result = JudgeUnit.Status.DONE, result
+                s.status, s.result, s.prompts = JudgeUnit.Status.DONE, result, caller.prompts
         if all(s.status == JudgeUnit.Status.DONE for s in siblings):
-            _write_judgments(run, item, {s.ordering: s.result for s in siblings})
+            _write_judgments(run, item, {s.ordering: s.result for s in siblings},
+                             {s.ordering: s.prompts for s in siblings})
         JudgeRun.objects.filter(pk=run.pk).update(units_done=F("units_done") + 1,
                                                   **caller.flush_fields())
 
 
-def _write_judgments(run: JudgeRun, item: Comparison | Response,
-                     results: dict[str, dict]) -> None:
-    """Final verdicts as ``Judgment`` rows (one per turn), replacing this judge version's
-    earlier verdicts on the same item so re-runs never double-count."""
+def verdict_provenance(prompts: dict[str, dict], turn: str) -> tuple[str, str, dict]:
+    """(template version, prompt hash, per-ordering hashes) behind one turn's verdict.
+
+    ``prompts`` is each ordering's ``JudgeUnit.prompts``. The template version is that turn's
+    (the same in both orderings unless the template was edited mid-run; then both, joined by
+    '+'). The hash is the call's own prompt hash when one prompt produced the verdict (a grade,
+    or k samples of one prompt), so it finds the call; when several did (a pairwise verdict
+    always combines the AB and the BA prompt), it is the SHA-256 of their hashes, one per
+    line, orderings in order AB, BA; the individual hashes are returned for ``meta``.
+    """
+    versions, hashes = [], {}
+    for ordering in sorted(prompts):
+        version, turn_hashes = prompts[ordering].get(turn, ("", []))
+        if version and version not in versions:
+            versions.append(version)
+        if turn_hashes:
+            hashes[ordering] = list(turn_hashes)
+    flat = [h for ordering in sorted(hashes) for h in hashes[ordering]]
+    if len(set(flat)) <= 1:
+        return "+".join(versions)[:80], (flat[0] if flat else ""), {}
+    combined = hashlib.sha256("\n".join(flat).encode("ascii")).hexdigest()
+    return "+".join(versions)[:80], combined, hashes
+
+
+def _write_judgments(run: JudgeRun, item: Comparison | Response, results: dict[str, dict],
+                     prompts: dict[str, dict] | None = None) -> None:
+    """Final verdicts as ``Judgment`` rows (one per turn), each with the template version and
+    prompt hash that produced it. They replace this judge version's earlier verdicts on the
+    same item *under the same template version* (a re-run never double-counts); verdicts of
+    another template version stay, and the selectors count only the latest ones."""
     judge = run.judge
     now = timezone.now()
+    prompts = prompts or {}
     rows = []
+
+    def judgment(turn: str, **fields) -> Judgment:
+        version, p_hash, hashes = verdict_provenance(prompts, turn)
+        return Judgment(source=judge.name, annotator=judge.ident, turn=turn,
+                        template_version=version, prompt_hash=p_hash,
+                        meta={"prompt_hashes": hashes} if hashes else {}, created_at=now,
+                        **fields)
+
     if judge.is_pairwise:
         comparison = item
         ab, ba = results.get("AB", {}), results.get("BA", {})
         for turn in ab:
             choice = combine_orderings(ab.get(turn), ba.get(turn))
-            rows.append(Judgment(comparison=comparison, source=judge.name,
-                                 annotator=judge.ident, choice=choice, turn=turn,
+            rows.append(judgment(turn, comparison=comparison, choice=choice,
                                  feedback=f"A/B order: {ab.get(turn)}; B/A order: "
-                                          f"{ba.get(turn)} (as shown)", created_at=now))
+                                          f"{ba.get(turn)} (as shown)"))
         existing = Judgment.objects.filter(comparison=comparison)
     else:
         response = item
@@ -321,17 +358,20 @@ def _write_judgments(run: JudgeRun, item: Comparison | Response,
         for turn, score in result.items():
             if turn == "feedback":
                 continue
-            target = by_turn.get(turn, response)
-            rows.append(Judgment(response=target, source=judge.name, annotator=judge.ident,
-                                 score=score, turn=turn, feedback=result.get("feedback", ""),
-                                 created_at=now))
+            rows.append(judgment(turn, kind=Judgment.Kind.SCORE,
+                                 response=by_turn.get(turn, response), score=score,
+                                 feedback=result.get("feedback", "")))
         existing = Judgment.objects.filter(response__instance_id=response.instance_id,
                                            response__model_id=response.model_id,
                                            response__condition=response.condition)
         if response.instance.kind != Instance.Kind.CONVERSATION:
             existing = Judgment.objects.filter(response=response)
-    existing.filter(source=judge.name, annotator=judge.ident,
-                    turn__in=[r.turn for r in rows]).delete()
+    if not rows:
+        return
+    same_template = Q()
+    for row in rows:
+        same_template |= Q(turn=row.turn, template_version=row.template_version)
+    existing.filter(same_template, source=judge.name, annotator=judge.ident).delete()
     Judgment.objects.bulk_create(rows)
 
 

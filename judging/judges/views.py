@@ -8,7 +8,13 @@ from django.views.decorators.http import require_POST
 from annotation.permissions import admin_required, analyst_required
 
 from .models import Judge, JudgeCall, JudgeRun
-from .selectors import judge_leaderboard, judges_with_verdicts, parse_path_counts, run_progress
+from .selectors import (
+    grader_leaderboards,
+    judge_leaderboard,
+    judges_with_verdicts,
+    parse_path_counts,
+    run_progress,
+)
 from .services import judge_run_cancel, judge_run_resume
 
 
@@ -55,4 +61,5 @@ def run_resume(request, run_uuid):
 @analyst_required
 def leaderboards(request):
     boards = [(name, judge_leaderboard(name)) for name in judges_with_verdicts()]
-    return render(request, "judging/judges/leaderboards.html", {"boards": boards})
+    return render(request, "judging/judges/leaderboards.html",
+                  {"boards": boards, "score_boards": grader_leaderboards()})

@@ -79,7 +79,18 @@ class Comparison(models.Model):
 
 
 class Judgment(models.Model):
-    """One vote: a human's (through an assignment) or an automatic judge's."""
+    """One vote: a human's (through an assignment) or an automatic judge's.
+
+    Provenance: ``template_version`` is what produced the verdict: the judge prompt template's
+    version (``pairwise_vlm@v1``) for an automatic judge, ``<hit type slug>@<version>`` for a
+    vote collected through a rating HIT, empty for imported rows (which record ``import_file``
+    and ``imported_at``). ``prompt_hash`` is the rendered prompt's SHA-256 when one prompt
+    produced the verdict, else the SHA-256 of all of them (both orderings of a pairwise judge,
+    see ``judging.judges.services``). An automatic judge keeps its verdicts of earlier template
+    versions; the selectors count only its latest ones (``current_verdicts``).
+    """
+
+    HUMAN = "human"  # the ``source`` of every crowd (or imported human) judgment
 
     class Choice(models.TextChoices):
         A = "A"
@@ -99,7 +110,7 @@ class Judgment(models.Model):
         Response, null=True, blank=True, on_delete=models.CASCADE, related_name="judgments",
         help_text="For rubric / graded judgments of one response",
     )
-    source = models.CharField(max_length=100, default="human", help_text="'human' or a judge name")
+    source = models.CharField(max_length=100, default=HUMAN, help_text="'human' or a judge name")
     annotator = models.CharField(max_length=200, help_text="Worker or judge id")
     worker = models.ForeignKey(Worker, null=True, blank=True, on_delete=models.SET_NULL)
     assignment = models.ForeignKey(
@@ -112,6 +123,14 @@ class Judgment(models.Model):
     feedback = models.TextField(blank=True)
     turn = models.CharField(max_length=8, blank=True, help_text="'', '1'–'3' or 'overall'")
     meta = models.JSONField(default=dict, blank=True, help_text="e.g. the two feedbacks compared")
+    template_version = models.CharField(
+        max_length=80, blank=True,
+        help_text="Judge prompt template version, or '<HIT type>@<version>' for a crowd vote")
+    prompt_hash = models.CharField(max_length=64, blank=True,
+                                   help_text="SHA-256 of the prompt(s) behind a judge verdict")
+    import_file = models.CharField(max_length=200, blank=True,
+                                   help_text="File an imported judgment came from")
+    imported_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField()
 
     class Meta:

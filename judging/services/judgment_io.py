@@ -431,7 +431,7 @@ def judgments_import(name: str, data: bytes, *, fmt: str = "auto", create_missin
         raise ImportRejected("dataset must be a name of 1 to 32 characters")
     resolver = _Resolver(create_missing, dataset)
     base = now or timezone.now()
-    imported_at = timezone.now().isoformat()
+    imported_at = timezone.now()
     seen: Counter[str] = Counter()
     judgments = []
     for order, (number, row) in enumerate(rows):
@@ -458,8 +458,8 @@ def judgments_import(name: str, data: bytes, *, fmt: str = "auto", create_missin
         common = {"source": row["source"][:100], "annotator": row["annotator"][:200],
                   "worker": worker, "turn": row["turn"], "kind": row["kind"],
                   "created_at": row["timestamp"] or base + timedelta(microseconds=order),
-                  "meta": {"import": name[-200:], "imported_at": imported_at, "row": number,
-                           "import_key": key}}
+                  "import_file": name[-200:], "imported_at": imported_at,
+                  "meta": {"import": name[-200:], "row": number, "import_key": key}}
         if row["kind"] == Judgment.Kind.SCORE:
             judgments.append(Judgment(response=responses[0], score=row["score"], **common))
         elif row["kind"] == Judgment.Kind.FEEDBACK:

@@ -1,26 +1,42 @@
-"""Leaderboard page, its PNG plots and its CSV/JSON downloads (analysts only)."""
+"""Leaderboard page, its PNG plots and its CSV/JSON downloads (analysts only).
+
+One source at a time (``?judge=``): its pairwise board (Bradley-Terry) and, when it grades, its
+score board (mean grade per model), each on its own scale.
+"""
 
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from annotation.permissions import analyst_required
 
-from ..leaderboards import category_win_rates, leaderboard_build, leaderboard_csv
-from ..selectors import BASE_SPLITS, UnknownSplit, category_names, judge_names
+from ..leaderboards import (
+    category_win_rates,
+    leaderboard_build,
+    leaderboard_csv,
+    score_leaderboard_build,
+    score_leaderboard_csv,
+)
+from ..selectors import (
+    BASE_SPLITS,
+    HUMAN,
+    UnknownSplit,
+    category_names,
+    leaderboard_sources,
+)
 from . import plots
 
 ROUNDS = 1000
 
 
 def _params(request) -> dict:
-    return {"judge": request.GET.get("judge") or "human",
+    return {"judge": request.GET.get("judge") or HUMAN,
             "split": request.GET.get("split") or "all",
             "exclude_blocked": request.GET.get("exclude_blocked") == "1"}
 
 
-def _board(request, rounds=ROUNDS):
+def _board(request, rounds=ROUNDS, build=leaderboard_build):
     try:
-        return leaderboard_build(**_params(request), bootstrap_rounds=rounds)
+        return build(**_params(request), bootstrap_rounds=rounds)
     except UnknownSplit as exc:
         raise Http404(str(exc)) from exc
 
@@ -29,24 +45,36 @@ def _board(request, rounds=ROUNDS):
 def leaderboard_page(request):
     board = _board(request)
     params = _params(request)
-    context = {"board": board, "params": params, "judges": judge_names() or ["human"],
+    context = {"board": board, "scores": _board(request, build=score_leaderboard_build),
+               "params": params, "judges": leaderboard_sources() or [HUMAN],
                "splits": BASE_SPLITS + [f"category:{c}" for c in category_names(params["judge"])],
                "query": request.GET.urlencode()}
     return render(request, "judging/leaderboard.html", context)
+
+
+def _download(board, fmt: str, name: str, to_csv) -> HttpResponse:
+    name = f"{name}-{board.judge}-{board.split}".replace(":", "-").replace("/", "-")
+    if fmt == "json":  # full precision: rounding is for people (the page, the CSV)
+        response = JsonResponse(board.as_dict(), json_dumps_params={"indent": 1})
+    else:
+        response = HttpResponse(to_csv(board), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    return response
 
 
 @analyst_required
 def leaderboard_download(request, fmt):
     if fmt not in ("csv", "json"):
         raise Http404("Download as .csv or .json")
-    board = _board(request)
-    name = f"leaderboard-{board.judge}-{board.split}".replace(":", "-").replace("/", "-")
-    if fmt == "json":
-        response = JsonResponse(board.as_dict(), json_dumps_params={"indent": 1})
-    else:
-        response = HttpResponse(leaderboard_csv(board), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
-    return response
+    return _download(_board(request), fmt, "leaderboard", leaderboard_csv)
+
+
+@analyst_required
+def score_leaderboard_download(request, fmt):
+    if fmt not in ("csv", "json"):
+        raise Http404("Download as .csv or .json")
+    return _download(_board(request, build=score_leaderboard_build), fmt, "scores",
+                     score_leaderboard_csv)
 
 
 @analyst_required

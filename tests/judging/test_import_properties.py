@@ -310,7 +310,11 @@ def test_prediction_file_of_arbitrary_bytes_imports_or_refuses(items, data, name
 @pytest.fixture
 def conversation():
     models = builders.models("m1", "m2")
-    return builders.conversation(models["m1"], models["m2"])
+    conv = builders.conversation(models["m1"], models["m2"])
+    for turn in conv.turns.all():  # substituted conditions need the turns' references
+        turn.reference_answer = f"Reference answer to turn {turn.turn}."
+        turn.save(update_fields=["reference_answer"])
+    return conv
 
 
 def _ablation_line(conv, **changes) -> str:

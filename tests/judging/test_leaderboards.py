@@ -142,7 +142,8 @@ def test_api_leaderboard_and_majorities(voted, analyst_client, alice_client):
     assert alice_client.get("/api/eval/leaderboard/").status_code == 403
     data = analyst_client.get("/api/eval/leaderboard/?rounds=50").json()
     assert {r["model"] for r in data["rows"]} == {"llava", "reference"}
-    assert analyst_client.get("/api/eval/judges/").json() == {"judges": ["human"]}
+    assert analyst_client.get("/api/eval/judges/").json() == {"judges": ["human"],
+                                                              "score_judges": []}
     majority = analyst_client.get("/api/eval/majorities/").json()["comparisons"][0]
     assert majority["level"] == "2/3" and majority["winner_model"] == "reference"
     assert analyst_client.get("/api/eval/leaderboard/?split=bad").status_code == 400

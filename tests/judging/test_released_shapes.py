@@ -9,10 +9,14 @@ import io
 import json
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.utils import timezone
 
+from annotation.imports.convbench import import_convbench
 from annotation.models import Batch, Instance
+from judging.judges.ablation import import_responses
 from judging.leaderboards import leaderboard_build
 from judging.models import Comparison, EvalModel, Judgment, Response
 from judging.services.comparisons import comparisons_sample
@@ -25,6 +29,7 @@ from judging.services.judgment_io import (
 )
 from judging.services.responses import reference_responses_sync
 from tests.judging import builders
+from tests.support.shared_data import SHARED_DATA
 
 pytestmark = pytest.mark.django_db
 
@@ -124,9 +129,14 @@ def test_export_names_the_dataset_and_reimports_into_an_empty_database():
 
 def test_imported_judgments_record_their_file_and_import_time():
     judgments_import("pairs.csv", _csv(_pairwise_test_set()), create_missing=True)
-    metas = list(Judgment.objects.values_list("meta", flat=True))
-    assert {m["import"] for m in metas} == {"pairs.csv"}
-    assert len({m["imported_at"] for m in metas}) == 1 and metas[0]["imported_at"][:2] == "20"
+    before = timezone.now()
+    judgments_import("pairs.csv", _csv(_pairwise_test_set()), dataset="other",
+                     create_missing=True)
+    first, second = (Judgment.objects.filter(comparison__instance__source=s)
+                     for s in ("import", "other"))
+    assert {j.import_file for j in Judgment.objects.all()} == {"pairs.csv"}
+    assert len({j.imported_at for j in first}) == 1 and len({j.imported_at for j in second}) == 1
+    assert first[0].imported_at < before <= second[0].imported_at
 
 
 # --------------------------------------------------------------------------- the reference
@@ -274,3 +284,43 @@ def test_sampling_filters(args, expected):
         return
     call_command("sample_comparisons", "--batch", "B", *args)
     assert {b.hit_type: b.tasks.count() for b in Batch.objects.all()} == expected
+
+
+# --------------------------------------------------------------------------- ConvBench release
+
+
+def test_released_convbench_offers_only_the_generated_condition(tmp_path, capsys):
+    """The workbook has instructions only: no reference answers to substitute, so the
+    perfect-perception conditions are left out (and said so) instead of sent with empty turns."""
+    workbook = SHARED_DATA / "convbench" / "ConvBench.xlsx"
+    if not workbook.exists():
+        pytest.skip(f"{workbook} not available")
+    import_convbench(workbook, SHARED_DATA / "convbench" / "images")
+    out = tmp_path / "conv.jsonl"
+    call_command("export_ablation", "--out", str(out))
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 578 and {r["condition"] for r in records} == {"generated"}
+    assert all(t["response"] is None for r in records for t in r["turns"])
+    err = capsys.readouterr().err
+    assert "perfect_perception: 578 conversation(s) left out" in err
+    line = json.dumps({"instance": records[0]["instance"], "condition": "perfect_perception",
+                       "responses": {"2": "b", "3": "c"}})
+    with pytest.raises(ValidationError, match="turn 1, which has no reference answer"):
+        import_responses(model_name="vlm", lines=[line])
+    assert not Response.objects.exists()
+
+
+def test_set_reference_api_is_for_admins(admin, analyst):
+    from rest_framework.test import APIClient
+
+    ms = builders.models("llava", reference="Old reference")
+    url = "/api/eval/models/llava/set-reference/"
+    client = APIClient()
+    client.force_authenticate(analyst)
+    assert client.post(url).status_code == 403
+    assert EvalModel.objects.get(is_reference=True) == ms["Old reference"]
+    client.force_authenticate(admin)
+    answer = client.post(url)
+    assert answer.status_code == 200 and answer.data["is_reference"] is True
+    assert EvalModel.objects.get(is_reference=True) == ms["llava"]
+    assert client.post("/api/eval/models/nobody/set-reference/").status_code == 404

@@ -2,15 +2,27 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.leaderboards import leaderboard_build, leaderboard_csv
-from judging.selectors import UnknownSplit
+from judging.leaderboards import (
+    leaderboard_build,
+    leaderboard_csv,
+    score_leaderboard_build,
+    score_leaderboard_csv,
+)
+from judging.selectors import HUMAN, UnknownSplit
+
+BOARDS = {"pairwise": (leaderboard_build, leaderboard_csv),
+          "score": (score_leaderboard_build, score_leaderboard_csv)}
 
 
 class Command(BaseCommand):
-    help = "Print a leaderboard (BT rating + CI, rank, Elo, matches, win rate vs reference)."
+    help = ("Print a leaderboard: pairwise (BT rating + CI, rank, Elo, matches, win rate vs "
+            "reference) or score (mean grade + CI, rank, n). JSON keeps full precision; the "
+            "CSV is rounded for reading.")
 
     def add_arguments(self, parser):
-        parser.add_argument("--judge", default="human", help="'human' or a judge name")
+        parser.add_argument("--judge", default=HUMAN, help="'human' or a judge name")
+        parser.add_argument("--board", choices=sorted(BOARDS), default="pairwise",
+                            help="pairwise verdicts, or grades (rubric 1–5, direct 0–10)")
         parser.add_argument("--split", default="all",
                             help="all, single, multi, overall, turn:1..3, category:<name>")
         parser.add_argument("--format", choices=["json", "csv"], default="csv")
@@ -19,12 +31,13 @@ class Command(BaseCommand):
         parser.add_argument("--exclude-blocked", action="store_true")
 
     def handle(self, *args, **opts):
+        build, to_csv = BOARDS[opts["board"]]
         try:
-            board = leaderboard_build(opts["judge"], opts["split"], bootstrap_rounds=opts["rounds"],
-                                      seed=opts["seed"], exclude_blocked=opts["exclude_blocked"])
+            board = build(opts["judge"], opts["split"], bootstrap_rounds=opts["rounds"],
+                          seed=opts["seed"], exclude_blocked=opts["exclude_blocked"])
         except UnknownSplit as exc:
             raise CommandError(str(exc)) from exc
         if opts["format"] == "json":
             self.stdout.write(json.dumps(board.as_dict(), indent=1))
         else:
-            self.stdout.write(leaderboard_csv(board), ending="")
+            self.stdout.write(to_csv(board), ending="")
