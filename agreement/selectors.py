@@ -8,14 +8,14 @@ agreement matrices additionally look at every turn of the same instances.
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from django.db.models import Count, Max, Q
 
 from annotation.models import Instance
 from judging.models import Comparison, EvalModel, Judgment, Response
-from judging.selectors import UnknownSplit
+from judging.selectors import UnknownSplit, current_verdicts
 
 from .models import MetricScore
 
@@ -73,6 +73,7 @@ class PairwiseData:
     judge_versions: dict[str, list[str]] = field(default_factory=dict)
     hit_versions: dict[str, list[str]] = field(default_factory=dict)
     n_judgments: int = 0
+    judgments_by_source: dict[str, int] = field(default_factory=dict)
     fingerprint: str = ""
 
 
@@ -88,6 +89,7 @@ def pairwise_data(split: str = "all", judges: list[str] | None = None,
         qs = qs.filter(source__in=["human", *judges])
     if exclude_blocked:
         qs = qs.exclude(worker__blocked=True)
+    qs = current_verdicts(qs, "comparison")  # superseded generations are neither used nor counted
     rows = list(qs.order_by("created_at", "pk").values_list(
         "pk", "comparison_id", "turn", "source", "annotator", "choice", "worker_id",
         "assignment__task__batch__hit_type", "assignment__hit_type_version"))
@@ -111,6 +113,7 @@ def pairwise_data(split: str = "all", judges: list[str] | None = None,
         judge_versions={s: sorted(v) for s, v in judge_versions.items()},
         hit_versions={s: sorted(v - {""}) for s, v in hit_versions.items()},
         n_judgments=len(rows),
+        judgments_by_source=dict(sorted(Counter(r[3] for r in rows).items())),
         fingerprint=digest.hexdigest()[:16],
     )
 
@@ -204,8 +207,19 @@ def score_judgments(split: str = "all", judges: list[str] | None = None) -> list
           .filter(_instance_filter(split, "response__instance__")))
     if judges is not None:
         qs = qs.filter(source__in=["human", *judges])
+    qs = current_verdicts(qs, "response")  # a judge's earlier template versions count once
     return list(qs.order_by("created_at", "pk").values_list(
         "response_id", "source", "annotator", "score", "turn", "response__model__name"))
+
+
+def feedback_judgments(split: str = "all", judges: list[str] | None = None) -> list[tuple]:
+    """(response id, source) of "which feedback is better" judgments on the split's
+    instances (counted in the report's snapshot; not analysed)."""
+    qs = (Judgment.objects.filter(kind=Judgment.Kind.FEEDBACK, response__isnull=False)
+          .filter(_instance_filter(split, "response__instance__")))
+    if judges is not None:
+        qs = qs.filter(source__in=["human", *judges])
+    return list(qs.values_list("response_id", "source"))
 
 
 def judge_orderings(judges: list[str]) -> dict[str, dict[str, dict[str, dict]]]:

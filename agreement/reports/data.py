@@ -22,6 +22,7 @@ from itertools import combinations
 import numpy as np
 from django.utils import timezone
 
+from agreement import metric_provenance
 from agreement import metrics as metric_lib
 from agreement import statistics as st
 from judging import ratings
@@ -37,6 +38,8 @@ COHEN_MAX_ANNOTATORS = 30
 COHEN_MIN_SHARED = 3
 LENGTH_BINS = 4
 FLIP = {"A": "B", "B": "A", "tie": "tie"}
+CHOICES = ("A", "B", "tie")
+CODES = {"A": 0.0, "B": 1.0, "tie": 2.0}  # nominal: only equality of codes matters
 
 
 @dataclass
@@ -187,37 +190,82 @@ def _matrices(d: _Data) -> dict:
     return out
 
 
+def _split_identities(votes: list[tuple]) -> tuple[dict[str, dict], dict, set[str]]:
+    """One HIT type's human votes [(item, annotator, choice, worker id)], in time order ->
+    ({annotator: {item: latest choice}} of identified annotators, {item: [anonymous
+    choices]}, anonymous annotator strings).
+
+    Identities are missing for an annotator string that holds two or more votes on the same
+    item with no worker account behind them (e.g. VisIT-Bench's preference CSV imported as
+    "visitbench-crowd"): one person votes once per item, so these can only be distinct
+    anonymous votes, and every vote under that string is one. A worker account that voted
+    twice on an item is still one identified annotator (its latest vote counts, as before).
+    """
+    per: dict[tuple, int] = Counter((k, a) for k, a, _, w in votes if w is None)
+    anonymous = {a for (_, a), n in per.items() if n >= 2}
+    identified: dict[str, dict] = defaultdict(dict)
+    pooled: dict = defaultdict(list)
+    for key, annotator, choice, _ in votes:
+        if annotator in anonymous:
+            pooled[key].append(choice)
+        else:
+            identified[annotator][key] = choice
+    return dict(identified), dict(pooled), anonymous
+
+
 def _reliability(d: _Data, seed: int, rounds: int) -> dict:
-    by_type: dict[str, dict[str, dict]] = defaultdict(lambda: defaultdict(dict))
+    """Per HIT type: Krippendorff's alpha (nominal) and Fleiss' kappa from the vote counts of
+    each item (no identities needed), Cohen's kappa per pair and leave-one-out per annotator
+    only for identified annotators; every coefficient with a seeded bootstrap CI over items."""
+    by_type: dict[str, list[tuple]] = defaultdict(list)
     for key, votes in d.pd.votes.get(HUMAN, {}).items():
         if key[1] not in d.main_turns:
             continue
-        for annotator, choice, _, hit_type, _ in votes:
-            by_type[hit_type][annotator][key] = choice
+        for annotator, choice, worker, hit_type, _ in votes:
+            by_type[hit_type].append((key, annotator, choice, worker))
     out = {}
-    for hit_type, ann in sorted(by_type.items()):
-        sec: dict = {"n_annotators": len(ann), "n_votes": sum(len(v) for v in ann.values())}
-        if len(ann) < 2:
-            sec["error"] = "fewer than two annotators"
-            out[hit_type] = sec
-            continue
-        codes = {"A": 0.0, "B": 1.0, "tie": 2.0}  # nominal: only equality of codes matters
-        sec["krippendorff_alpha"] = _try(st.krippendorff_alpha,
-                                         _numeric_matrix(ann, codes.__getitem__), "nominal",
-                                         n_boot=rounds, seed=seed)
-        per_item = defaultdict(list)
+    for hit_type, votes in sorted(by_type.items()):
+        ann, pooled, anonymous = _split_identities(votes)
+        per_item: dict = defaultdict(list)
         for items in ann.values():
             for k, v in items.items():
                 per_item[k].append(v)
-        sizes = Counter(len(v) for v in per_item.values())
-        n_mode = max(sizes, key=lambda n: (sizes[n], n))
-        rows = [v for v in per_item.values() if len(v) == n_mode]
-        sec["fleiss_kappa"] = {"raters_per_item": n_mode, **_try(
-            st.fleiss_kappa, rows, categories=["A", "B", "tie"])}
+        for k, vs in pooled.items():
+            per_item[k].extend(vs)
+        n_anon = sum(len(v) for v in pooled.values())
+        sec: dict = {"n_annotators": len(ann), "n_votes": sum(len(v) for v in per_item.values()),
+                     "n_items": len(per_item),
+                     "identities": ("missing" if not ann else "partial" if anonymous
+                                    else "present"),
+                     "anonymous_annotators": sorted(anonymous), "n_anonymous_votes": n_anon}
+        if anonymous:
+            sec["note"] = _identity_note(anonymous, n_anon, len(ann))
+        if not anonymous and len(ann) < 2:
+            sec["error"] = "fewer than two annotators"
+            out[hit_type] = sec
+            continue
+        if anonymous:  # alpha needs only each item's counts: exact without identities
+            table, _ = st.label_counts(list(per_item.values()), CHOICES)
+            sec["krippendorff_alpha"] = _try(st.krippendorff_alpha_from_counts, table,
+                                             "nominal", n_boot=rounds, seed=seed)
+        else:  # unchanged path (same resampling order, same CI as before)
+            sec["krippendorff_alpha"] = _try(st.krippendorff_alpha,
+                                             _numeric_matrix(ann, CODES.__getitem__), "nominal",
+                                             n_boot=rounds, seed=seed)
+        fleiss = _try(st.fleiss_kappa, list(per_item.values()), categories=CHOICES,
+                      unequal_raters="modal", n_boot=rounds, seed=seed)
+        sec["fleiss_kappa"] = ({"raters_per_item": fleiss.get("n_raters"), **fleiss}
+                               if "error" not in fleiss else fleiss)
+        if len(ann) < 2:
+            why = sec.get("note", "fewer than two identified annotators")
+            sec["cohen_kappa"] = {"error": f"not available: {why}", "pairs": []}
+            sec["leave_one_out"] = {"error": f"not available: {why}"}
+            out[hit_type] = sec
+            continue
         top = [a for a, _ in Counter({a: len(v) for a, v in ann.items()})
                .most_common(COHEN_MAX_ANNOTATORS)]
         pairs = _try(st.pairwise_cohen_kappa, {a: ann[a] for a in sorted(top)},
-                     min_shared=COHEN_MIN_SHARED)
+                     min_shared=COHEN_MIN_SHARED, n_boot=rounds, seed=seed)
         sec["cohen_kappa"] = {"annotators_considered": len(top), "min_shared": COHEN_MIN_SHARED,
                               "pairs": pairs if isinstance(pairs, list) else [],
                               **({"error": pairs["error"]} if isinstance(pairs, dict) else {})}
@@ -228,6 +276,18 @@ def _reliability(d: _Data, seed: int, rounds: int) -> dict:
                                 if isinstance(loo, dict) and "error" not in loo else loo)
         out[hit_type] = sec
     return out
+
+
+def _identity_note(anonymous: set[str], n_anon: int, n_identified: int) -> str:
+    names = ", ".join(repr(a) for a in sorted(anonymous)[:3]) + (" …" if len(anonymous) > 3
+                                                                else "")
+    text = (f"{n_anon} votes carry no annotator identity (annotator {names} holds several "
+            "votes on the same item, so they are anonymous votes); alpha and Fleiss' kappa use "
+            "each item's vote counts")
+    if n_identified >= 2:
+        return text + (f"; Cohen's kappa and leave-one-out cover the {n_identified} identified "
+                       "annotators only")
+    return text + "; Cohen's kappa and leave-one-out need to know who cast each vote"
 
 
 def _numeric_matrix(annotations: dict, to_number) -> np.ndarray:
@@ -242,17 +302,37 @@ def _numeric_matrix(annotations: dict, to_number) -> np.ndarray:
     return mat
 
 
-def _scores(d: _Data, seed: int, rounds: int) -> tuple[dict, dict, dict, int]:
-    """Score reliability, human-vs-judge score correlation, scores by source, and the number
-    of graded judgments used."""
+def _score_key(response: int, turn: str) -> tuple[int, str]:
+    """A graded item: the response, plus whether the grade is of the whole conversation. A
+    per-turn grade is already tied to that turn's response, so its turn label ('' from the
+    rubric HIT, '1'-'3' from a judge grading a conversation) does not separate items."""
+    return response, "overall" if turn == "overall" else ""
+
+
+@dataclass
+class _ScoreData:
+    reliability: dict
+    correlation: dict  # instance level: per response, judge score vs mean human score
+    correlation_system: dict  # per model: mean judge score vs mean human score
+    by_source: dict  # {source: {graded item: score}} (human: the mean of the human scores)
+    n_judgments: int
+    n_responses: int
+    judgments_by_source: dict
+
+
+def _scores(d: _Data, seed: int, rounds: int) -> _ScoreData:
+    """Score reliability, human-vs-judge score correlation at the instance and the system
+    level (for every grading judge and every metric), and scores by source."""
     rows = selectors.score_judgments(d.params.split, d.params.judges)
     human: dict[str, dict] = defaultdict(dict)
     judge: dict[str, dict] = defaultdict(dict)
-    for response, source, annotator, score, turn, _ in rows:
+    model_of: dict[int, str] = {}
+    for response, source, annotator, score, turn, model in rows:
+        model_of[response] = model
         if source == HUMAN:
-            human[annotator][(response, turn)] = score
+            human[annotator][_score_key(response, turn)] = score
         else:
-            judge[source][(response, turn)] = score  # latest wins
+            judge[source][_score_key(response, turn)] = score  # latest wins
     reliability = {}
     if len(human) >= 2:
         mat = _numeric_matrix(human, float)
@@ -265,18 +345,24 @@ def _scores(d: _Data, seed: int, rounds: int) -> tuple[dict, dict, dict, int]:
         for k, v in items.items():
             units[k].append(v)
     mean_human = {k: float(np.mean(v)) for k, v in units.items()}
-    corr = {}
-    for src, scores in sorted(judge.items()):
-        keys = [k for k in mean_human if k in scores]
-        corr[src] = _try(st.score_correlation, [mean_human[k] for k in keys],
-                         [scores[k] for k in keys]) if keys else {"error": "no shared response"}
+    graders = {src: scores for src, scores in sorted(judge.items())}
     for name, scores in d.metric_scores.items():
-        keys = [k for k in mean_human if k[0] in scores]
-        if len(keys) >= 2:
-            corr[f"metric:{name}"] = _try(st.score_correlation, [mean_human[k] for k in keys],
-                                          [scores[k[0]] for k in keys])
+        graders[f"metric:{name}"] = {k: scores[k[0]] for k in mean_human if k[0] in scores}
+    corr, system = {}, {}
+    for src, scores in graders.items():
+        keys = [k for k in mean_human if k in scores]
+        if src.startswith("metric:") and len(keys) < 2:
+            continue  # a metric with (almost) no human-scored response: nothing to say
+        if not keys:
+            corr[src] = system[src] = {"error": "no response scored by both humans and this source"}
+            continue
+        human_s, judge_s = [mean_human[k] for k in keys], [scores[k] for k in keys]
+        corr[src] = _try(st.score_correlation, human_s, judge_s)
+        system[src] = _try(st.system_score_correlation, [model_of[k[0]] for k in keys],
+                           human_s, judge_s)
     by_source = {HUMAN: mean_human, **judge} if mean_human else dict(judge)
-    return reliability, corr, by_source, len(rows)
+    return _ScoreData(reliability, corr, system, by_source, len(rows), len(model_of),
+                      dict(sorted(Counter(r[1] for r in rows).items())))
 
 
 def _rows_for(d: _Data, src: str, keys) -> list[tuple]:
@@ -442,7 +528,8 @@ def build_report_data(params: ReportParams) -> tuple[dict, dict]:
     accuracy, tests, acc_items = _accuracy(d, seed)
     matrices = _matrices(d)
     reliability = _reliability(d, seed, rounds)
-    score_rel, score_corr, score_rows, n_scores = _scores(d, seed, rounds)
+    scores = _scores(d, seed, rounds)
+    score_rows = scores.by_source
     boards, system, categories = _ratings(d, seed, rounds)
     ids = {r for k in d.items if (p := d.pair(k)) for r in p}
     ids |= {k[0] for rows in score_rows.values() for k in rows}
@@ -457,8 +544,18 @@ def build_report_data(params: ReportParams) -> tuple[dict, dict]:
             res.pop("lengths", None)
     main = d.main_items()
     main_set = set(main)
+    feedback = selectors.feedback_judgments(params.split, params.judges)
     counts = {
-        "judgments_used": d.pd.n_judgments,
+        # every kind of judgment the report read: pairwise, score (graded responses), feedback
+        "judgments_used": d.pd.n_judgments + scores.n_judgments + len(feedback),
+        "judgments_by_kind": {"pairwise": d.pd.n_judgments, "score": scores.n_judgments,
+                              "feedback": len(feedback)},
+        "judgments_by_kind_and_source": {
+            f"{kind}/{src}": n for kind, per in (
+                ("pairwise", d.pd.judgments_by_source), ("score", scores.judgments_by_source),
+                ("feedback", Counter(src for _, src in feedback)))
+            for src, n in sorted(per.items())},
+        "pairwise_judgments": d.pd.n_judgments,
         "items": len(main),
         "items_all_turns": len(d.items),
         "comparisons": len({k[0] for k in main}),
@@ -468,13 +565,18 @@ def build_report_data(params: ReportParams) -> tuple[dict, dict]:
         "model_vs_model_items": len(acc_items),
         "model_vs_model_items_with_majority": sum(d.majority[k] is not None for k in acc_items),
         "verdicts_by_source": {s: sum(k in d.verdicts[s] for k in main) for s in d.automatic},
-        "score_judgments": n_scores,
+        "score_judgments": scores.n_judgments,
+        "graded_responses": scores.n_responses,
+        "feedback_judgments": len(feedback),
+        "feedback_responses": len({r for r, _ in feedback}),
     }
     snapshot = {
         "schema": REPORT_SCHEMA,
         "generated_at": timezone.now().isoformat(),
         "filters": {"split": params.split, "judges_requested": params.judges,
-                    "judges_found": d.judges, "metrics": list(params.metrics),
+                    "judges_found": d.judges,
+                    "score_judges_found": sorted(s for s in scores.by_source if s != HUMAN),
+                    "metrics": list(params.metrics),
                     "exclude_blocked": params.exclude_blocked,
                     "main_turns": list(d.main_turns)},
         "seed": seed,
@@ -501,7 +603,19 @@ def build_report_data(params: ReportParams) -> tuple[dict, dict]:
             "Metric judges: the response with the higher metric score wins; equal scores tie.",
             f"Cohen's kappa: the {COHEN_MAX_ANNOTATORS} most active annotators, pairs sharing "
             f">= {COHEN_MIN_SHARED} items. Fleiss' kappa: items with the most common number "
-            "of votes.",
+            "of votes (it needs the same number per item); Krippendorff's alpha (nominal): "
+            "every item with >= 2 votes. Every alpha and kappa has a 95 % percentile "
+            f"bootstrap CI over items ({rounds} resamples, seed {seed}).",
+            "Annotator identity: an annotator string holding two or more votes on one item "
+            "without a worker account (e.g. an aggregated preference file imported under one "
+            "name) stands for anonymous votes. Alpha and Fleiss' kappa need only each item's "
+            "vote counts and use them; Cohen's kappa and leave-one-out need identities and "
+            "cover identified annotators only (not available when there are none).",
+            "Score correlation: each response's mean human score vs a judge's (or metric's) "
+            "score, per response (instance level) and as per-model means over the same "
+            "responses (system level); Pearson, Kendall tau-b, Spearman with two-sided "
+            "p-values.",
+            "Feedback judgments are counted in the snapshot; this report does not analyse them.",
             "Length = number of whitespace-separated tokens.",
         ],
     }
@@ -509,12 +623,14 @@ def build_report_data(params: ReportParams) -> tuple[dict, dict]:
         "snapshot": snapshot,
         "sources": [HUMAN, *d.automatic],
         "metrics": d.metric_summary,
+        "metric_provenance": metric_provenance.provenance(d.metric_summary),
         "accuracy": accuracy,
         "paired_tests": tests,
         "agreement_matrices": matrices,
         "reliability": reliability,
-        "score_reliability": score_rel,
-        "score_correlation": score_corr,
+        "score_reliability": scores.reliability,
+        "score_correlation": scores.correlation,
+        "score_correlation_system": scores.correlation_system,
         "ratings": boards,
         "system_correlation": system,
         "category_win_rates": categories,

@@ -7,6 +7,7 @@ import json
 
 from django.template.loader import render_to_string
 
+from ..metric_provenance import report_section
 from .tables import all_tables
 
 TEMPLATE = "agreement/report_standalone.html"
@@ -18,7 +19,8 @@ SECTIONS = [  # (csv stem prefix, heading, plot stem or None)
     ("reliability", "Inter-annotator reliability", None),
     ("cohen_kappa", "Cohen's κ per annotator pair", None),
     ("leave_one_out", "Each annotator vs the leave-one-out majority", None),
-    ("score_correlation", "Score correlation with humans", "lengths_by_score"),
+    ("score_correlation", "Score correlation with humans (per response and per model)",
+     "lengths_by_score"),
     ("ratings", "Ratings by source", "ratings"),
     ("system_correlation", "System-level rank correlation with humans", None),
     ("category_win_rates", "Win rate vs the reference per category", "category_win_rates"),
@@ -65,6 +67,8 @@ def sections(data: dict, image_src) -> list[dict]:
         if blocks or images:
             out.append({"id": prefix.rstrip("_"), "heading": heading, "tables": blocks,
                         "images": images})
+    if (provenance := report_section(data)) is not None:
+        out.insert(0, provenance)  # read before any metric's numbers
     return out
 
 

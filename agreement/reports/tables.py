@@ -59,14 +59,20 @@ def reliability_rows(data: dict) -> list[dict]:
     for hit_type, sec in data["reliability"].items():
         alpha = sec.get("krippendorff_alpha") or {}
         fleiss = sec.get("fleiss_kappa") or {}
-        rows.append({"hit_type": hit_type, "annotators": sec.get("n_annotators"),
-                     "votes": sec.get("n_votes"), "alpha_nominal": alpha.get("alpha"),
+        rows.append({"hit_type": hit_type, "identities": sec.get("identities"),
+                     "annotators": sec.get("n_annotators"), "items": sec.get("n_items"),
+                     "votes": sec.get("n_votes"), "anonymous_votes": sec.get("n_anonymous_votes"),
+                     "alpha_nominal": alpha.get("alpha"),
                      "alpha_ci_low": _ci(alpha.get("ci"), 0),
                      "alpha_ci_high": _ci(alpha.get("ci"), 1),
                      "fleiss_kappa": fleiss.get("kappa"),
+                     "fleiss_ci_low": _ci(fleiss.get("ci"), 0),
+                     "fleiss_ci_high": _ci(fleiss.get("ci"), 1),
                      "fleiss_raters_per_item": fleiss.get("raters_per_item"),
                      "fleiss_items": fleiss.get("n_items"),
-                     "error": sec.get("error") or alpha.get("error") or fleiss.get("error")})
+                     "fleiss_items_excluded": fleiss.get("n_items_excluded"),
+                     "error": sec.get("error") or alpha.get("error") or fleiss.get("error"),
+                     "note": sec.get("note")})
     rel = data.get("score_reliability") or {}
     for level in ("ordinal", "interval"):
         a = rel.get(f"krippendorff_alpha_{level}")
@@ -79,14 +85,26 @@ def reliability_rows(data: dict) -> list[dict]:
 
 
 def cohen_rows(data: dict) -> list[dict]:
-    return [{"hit_type": h, **p} for h, sec in data["reliability"].items()
-            for p in (sec.get("cohen_kappa") or {}).get("pairs", [])]
+    rows = []
+    for h, sec in data["reliability"].items():
+        cohen = sec.get("cohen_kappa") or {}
+        if cohen.get("error") and not cohen.get("pairs"):
+            rows.append({"hit_type": h, "error": cohen["error"]})
+        for p in cohen.get("pairs", []):
+            row = {"hit_type": h, **{k: v for k, v in p.items() if k != "ci"}}
+            row["ci_low"], row["ci_high"] = _ci(p.get("ci"), 0), _ci(p.get("ci"), 1)
+            rows.append(row)
+    return rows
 
 
 def leave_one_out_rows(data: dict) -> list[dict]:
     rows = []
     for h, sec in data["reliability"].items():
-        for a, r in (sec.get("leave_one_out") or {}).items():
+        loo = sec.get("leave_one_out") or {}
+        if "error" in loo:
+            rows.append({"hit_type": h, "error": loo["error"]})
+            continue
+        for a, r in loo.items():
             if not isinstance(r, dict) or "agreement" not in r:
                 continue
             rows.append({"hit_type": h, "annotator": a, **_prop("", r["agreement"]),
@@ -96,7 +114,22 @@ def leave_one_out_rows(data: dict) -> list[dict]:
 
 
 def score_correlation_rows(data: dict) -> list[dict]:
-    return [{"source": s, **c} for s, c in data["score_correlation"].items()]
+    """Per grading source: the instance level (per response) and the system level (per-model
+    means over the same responses) correlation with the mean human score."""
+    rows = []
+    for s, c in data["score_correlation"].items():
+        rows.append({"source": s, "level": "instance", **c})
+        sys_ = (data.get("score_correlation_system") or {}).get(s)
+        if sys_ is None:
+            continue
+        if "error" in sys_:
+            rows.append({"source": s, "level": "system", "error": sys_["error"]})
+            continue
+        rows.append({"source": s, "level": "system", **sys_["correlation"],
+                     "models": " | ".join(sys_["models"]),
+                     "human_means": sys_["human_means"], "judge_means": sys_["judge_means"],
+                     "responses_per_model": sys_["n_responses"]})
+    return rows
 
 
 def system_rows(data: dict) -> list[dict]:
@@ -199,7 +232,7 @@ def to_csv(rows: list[dict]) -> str:
 
 def _cell(v):
     if isinstance(v, float):
-        return f"{v:.6g}"
+        return repr(v)  # full precision (shortest round-trip form); the HTML rounds
     if isinstance(v, list | tuple):
         return " ".join(map(str, v))
     if isinstance(v, dict):

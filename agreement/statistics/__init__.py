@@ -36,7 +36,14 @@ from .bias import (
     self_preference,
     win_rate_gap,
 )
-from .correlation import Correlation, SystemCorrelation, score_correlation, system_correlation
+from .correlation import (
+    Correlation,
+    SystemCorrelation,
+    SystemScoreCorrelation,
+    score_correlation,
+    system_correlation,
+    system_score_correlation,
+)
 from .majority import (
     JudgeAccuracy,
     LevelAccuracy,
@@ -56,9 +63,12 @@ from .reliability import (
     alpha_fast,
     annotations_to_matrix,
     cohen_kappa,
+    cohen_kappa_ci,
     fleiss_kappa,
     fleiss_kappa_from_counts,
     krippendorff_alpha,
+    krippendorff_alpha_from_counts,
+    label_counts,
     leave_one_out_agreement,
     pairwise_cohen_kappa,
 )
@@ -89,6 +99,7 @@ __all__ = [
     "ProportionCI",
     "SelfPreference",
     "SystemCorrelation",
+    "SystemScoreCorrelation",
     "TIE",
     "WinRateGap",
     "accuracy_vs_majority",
@@ -96,11 +107,14 @@ __all__ = [
     "alpha_fast",
     "annotations_to_matrix",
     "cohen_kappa",
+    "cohen_kappa_ci",
     "compare_judges",
     "fleiss_kappa",
     "fleiss_kappa_from_counts",
     "human_majority",
     "krippendorff_alpha",
+    "krippendorff_alpha_from_counts",
+    "label_counts",
     "leave_one_out_agreement",
     "length_bias",
     "lengths_by_score",
@@ -112,5 +126,6 @@ __all__ = [
     "score_correlation",
     "self_preference",
     "system_correlation",
+    "system_score_correlation",
     "win_rate_gap",
 ]

@@ -49,6 +49,11 @@ def _correlate(x: np.ndarray, y: np.ndarray, pearson: bool = True) -> Correlatio
     )
 
 
+def _complete(values: Sequence[Any]) -> np.ndarray:
+    """Which entries are scores (not None / NaN)."""
+    return np.array([v is not None and not np.isnan(float(v)) for v in values], dtype=bool)
+
+
 def _numeric_pairs(a: Sequence[Any], b: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
     _same_length(human=a, judge=b)
     try:
@@ -96,4 +101,43 @@ def system_correlation(a: Mapping[str, float], b: Mapping[str, float]) -> System
     )
     return SystemCorrelation(
         [str(m) for m in common], c.n, c.spearman, c.spearman_p, c.kendall_tau, c.kendall_p
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class SystemScoreCorrelation(_Result):
+    """System level: per model, the mean human and mean judge score over the same
+    responses, and Pearson / Kendall tau-b / Spearman across models."""
+
+    models: list[str]
+    human_means: list[float]
+    judge_means: list[float]
+    n_responses: list[int]
+    correlation: Correlation
+
+
+def system_score_correlation(
+    models: Sequence[str], human: Sequence[float | None], judge: Sequence[float | None]
+) -> SystemScoreCorrelation:
+    """Correlation of per-model mean scores (aligned per-response inputs).
+
+    ``models[i]`` produced the response that humans scored ``human[i]`` (e.g. the mean of
+    its human scores) and the judge scored ``judge[i]``. Responses missing either score
+    are dropped first, so both means of a model cover exactly the same responses. Needs
+    at least two models; models are listed in sorted order.
+    """
+    _same_length(models=models, human=human, judge=judge)
+    x, y = _numeric_pairs(human, judge)  # checks the inputs are numbers
+    keep = _complete(human) & _complete(judge)
+    names = [str(m) for m, k in zip(models, keep, strict=True) if k]
+    order = sorted(set(names))
+    if len(order) < 2:
+        raise ValueError(f"need at least 2 models with scored responses, got {order}")
+    idx = {m: k for k, m in enumerate(order)}
+    group = np.array([idx[m] for m in names])
+    n = np.bincount(group, minlength=len(order))
+    hm = np.bincount(group, weights=x, minlength=len(order)) / n
+    jm = np.bincount(group, weights=y, minlength=len(order)) / n
+    return SystemScoreCorrelation(
+        order, hm.tolist(), jm.tolist(), n.tolist(), _correlate(hm, jm)
     )

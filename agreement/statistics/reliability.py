@@ -29,7 +29,7 @@ class AlphaResult(_Result):
     alpha: float | None
     level: str
     n_units: int
-    n_coders: int
+    n_coders: int | None  # None when computed from counts (who rated is unknown)
     n_pairable_values: int
     ci: tuple[float, float] | None
     confidence: float
@@ -112,7 +112,26 @@ class _Coincidences:
         p_idx, col = np.nonzero(profiles >= 0)
         keys, cnt = np.unique(p_idx * n_values + profiles[p_idx, col], return_counts=True)
         prof, val = keys // n_values, keys % n_values  # sorted by profile
-        n_prof = len(profiles)
+        self._finish(prof, val, cnt, len(profiles), n_values)
+
+    @classmethod
+    def from_counts(cls, table: np.ndarray) -> _Coincidences:
+        """From a units x values table of counts (n_uc): the same compression without
+        coder rows, exact for any number of values per unit (alpha needs no identities)."""
+        table = table[table.sum(axis=1) >= 2]
+        self = cls.__new__(cls)
+        self.n_units = len(table)
+        if self.n_units == 0:
+            raise ValueError("no unit has at least two values; alpha is undefined")
+        profiles, self.freq = np.unique(table, axis=0, return_counts=True)
+        prof, val = np.nonzero(profiles)  # row-major: grouped by profile, as _finish needs
+        self._finish(prof, val, profiles[prof, val], len(profiles), table.shape[1])
+        return self
+
+    def _finish(
+        self, prof: np.ndarray, val: np.ndarray, cnt: np.ndarray, n_prof: int, n_values: int
+    ) -> None:
+        """Coincidence entries from (profile, value, count) triples grouped by profile."""
         self.counts = sparse.csr_matrix((cnt.astype(float), (prof, val)), shape=(n_prof, n_values))
         m_prof = np.bincount(prof, weights=cnt, minlength=n_prof)
         # all (c, k) combinations of distinct values inside each profile
@@ -188,6 +207,67 @@ def alpha_fast(
     return _alpha_from(_Coincidences(codes, len(values)), level, values)
 
 
+def _check_ci_args(n_boot: int, confidence: float) -> None:
+    if n_boot < 0:
+        raise ValueError("n_boot must be >= 0")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+
+
+def _multinomial_draws(rng: np.random.Generator, n: int, p: np.ndarray, n_boot: int):
+    """Bootstrap resamples of ``n`` units as multinomial counts over distinct profiles
+    (probabilities ``p``), in chunks bounding the draws array to ~16 MB."""
+    chunk = max(1, 2_000_000 // len(p))
+    for start in range(0, n_boot, chunk):
+        yield rng.multinomial(n, p, size=min(chunk, n_boot - start))
+
+
+def _percentile_ci(boots: np.ndarray, confidence: float) -> tuple[float, float] | None:
+    """Percentile interval of the finite replicates (None when there are none)."""
+    boots = boots[np.isfinite(boots)]
+    if not len(boots):
+        return None
+    lo, hi = np.quantile(boots, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float(lo), float(hi)
+
+
+def _alpha_result(
+    co: _Coincidences,
+    level: str,
+    values: np.ndarray,
+    n_coders: int | None,
+    n_boot: int,
+    confidence: float,
+    seed: int,
+) -> AlphaResult:
+    """Point estimate and percentile bootstrap CI over units for compressed units."""
+    if co.n_units * len(values) ** 2 <= 10_000_000:  # the package builds units x V x V arrays
+        unit_counts = np.repeat(co.counts.toarray(), co.freq, axis=0)
+        point = float(
+            krippendorff.alpha(
+                value_counts=unit_counts, value_domain=values, level_of_measurement=level
+            )
+        )
+    else:
+        point = _alpha_from(co, level, values)
+    ci = None
+    if n_boot:
+        rng = np.random.default_rng(seed)
+        p = co.freq / co.freq.sum()
+        boots = np.array(
+            [
+                _alpha_from(co, level, values, w)
+                for draws in _multinomial_draws(rng, co.n_units, p, n_boot)
+                for w in draws
+            ]
+        )
+        ci = _percentile_ci(boots, confidence)
+    n_pairable = int(co.counts.sum(axis=1).A1 @ co.freq)
+    return AlphaResult(
+        _f(point), level, co.n_units, n_coders, n_pairable, ci, confidence, n_boot, seed
+    )
+
+
 def krippendorff_alpha(
     data: Any,
     level: str = "nominal",
@@ -208,43 +288,94 @@ def krippendorff_alpha(
     """
     if level not in LEVELS:
         raise ValueError(f"unknown level {level!r}; expected one of {LEVELS}")
-    if n_boot < 0:
-        raise ValueError("n_boot must be >= 0")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    _check_ci_args(n_boot, confidence)
     codes, values = _to_codes(data, level, value_domain)
     if len(values) < 2:
         raise ValueError("alpha needs at least two distinct values in the data")
     co = _Coincidences(codes, len(values))
-    if co.n_units * len(values) ** 2 <= 10_000_000:  # the package builds units x V x V arrays
-        unit_counts = np.repeat(co.counts.toarray(), co.freq, axis=0)
-        point = float(
-            krippendorff.alpha(
-                value_counts=unit_counts, value_domain=values, level_of_measurement=level
-            )
-        )
+    return _alpha_result(co, level, values, int(codes.shape[0]), n_boot, confidence, seed)
+
+
+def krippendorff_alpha_from_counts(
+    value_counts: Any,
+    level: str = "nominal",
+    *,
+    value_domain: Sequence[float] | None = None,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> AlphaResult:
+    """Krippendorff's alpha from a units x values table of counts, for anonymous ratings.
+
+    ``value_counts[u][c]`` is how many ratings unit u received with value c. alpha only
+    ever uses these per-unit counts (the coincidence matrix sums n_uc n_uk / (m_u - 1)
+    over units), so this is exact without knowing who rated what, for any number of
+    ratings per unit; units with fewer than two ratings are not pairable and are left
+    out, as always. Columns are nominal categories, or ordered values for ``ordinal``;
+    ``interval`` / ``ratio`` need ``value_domain`` (the number each column stands for).
+    Same point estimate and bootstrap CI over units as ``krippendorff_alpha``;
+    ``n_coders`` is None (unknown).
+    """
+    if level not in LEVELS:
+        raise ValueError(f"unknown level {level!r}; expected one of {LEVELS}")
+    _check_ci_args(n_boot, confidence)
+    table = _count_table(value_counts, min_columns=1)
+    if value_domain is not None:
+        values = np.asarray(value_domain, dtype=float)
+        if values.shape != (table.shape[1],):
+            raise ValueError(f"{len(values)} values given for {table.shape[1]} columns")
+    elif level in ("interval", "ratio"):
+        raise ValueError(f"{level} alpha from counts needs value_domain (a number per column)")
     else:
-        point = _alpha_from(co, level, values)
-    ci = None
-    if n_boot:
-        rng = np.random.default_rng(seed)
-        p = co.freq / co.freq.sum()
-        chunk = max(1, 2_000_000 // len(p))  # bound the draws array to ~16 MB
-        boots = np.array(
-            [
-                _alpha_from(co, level, values, w)
-                for start in range(0, n_boot, chunk)
-                for w in rng.multinomial(co.n_units, p, size=min(chunk, n_boot - start))
-            ]
+        values = np.arange(table.shape[1], dtype=float)
+    used = table.sum(axis=0) > 0  # as from raw ratings: only values that occur count
+    table, values = table[:, used], values[used]
+    if len(values) < 2:
+        raise ValueError("alpha needs at least two distinct values in the data")
+    if level == "ordinal":
+        values = np.arange(len(values), dtype=float)  # ranks are all that matter
+    co = _Coincidences.from_counts(table)
+    return _alpha_result(co, level, values, None, n_boot, confidence, seed)
+
+
+def _count_table(counts: Any, min_columns: int = 2) -> np.ndarray:
+    """A checked items x categories table of non-negative whole counts, as int64."""
+    table = np.asarray(counts, dtype=float)
+    if table.ndim != 2 or table.shape[0] == 0 or table.shape[1] < min_columns:
+        raise ValueError(
+            f"counts must be items x categories (>= 1 item, >= {min_columns} categories), "
+            f"got shape {table.shape}"
         )
-        boots = boots[np.isfinite(boots)]
-        if len(boots):
-            lo, hi = np.quantile(boots, [(1 - confidence) / 2, (1 + confidence) / 2])
-            ci = (float(lo), float(hi))
-    n_pairable = int(co.counts.sum(axis=1).A1 @ co.freq)
-    return AlphaResult(
-        _f(point), level, co.n_units, int(codes.shape[0]), n_pairable, ci, confidence, n_boot, seed
-    )
+    if not np.isfinite(table).all() or (table < 0).any() or (table != np.round(table)).any():
+        raise ValueError("counts must be non-negative integers")
+    return table.astype(np.int64)
+
+
+def label_counts(
+    ratings: Sequence[Sequence[Hashable]], categories: Sequence[Hashable] | None = None
+) -> tuple[np.ndarray, list]:
+    """Per-item label lists -> (items x categories count table, categories).
+
+    Categories default to the sorted labels seen (any stable order for mixed types).
+    """
+    if len(ratings) == 0:
+        raise ValueError("ratings is empty")
+    if categories is not None:
+        cats = list(categories)
+    else:
+        seen = {v for item in ratings for v in item}
+        try:
+            cats = sorted(seen)
+        except TypeError:  # mixed types: any stable order will do
+            cats = sorted(seen, key=repr)
+    col = {c: j for j, c in enumerate(cats)}
+    table = np.zeros((len(ratings), len(cats)), dtype=np.int64)
+    for i, item in enumerate(ratings):
+        for v in item:
+            if v not in col:
+                raise ValueError(f"unknown label {v!r} in item {i}; categories are {cats}")
+            table[i, col[v]] += 1
+    return table, cats
 
 
 def annotations_to_matrix(
@@ -268,7 +399,8 @@ def annotations_to_matrix(
 
 @dataclasses.dataclass(frozen=True)
 class FleissKappa(_Result):
-    """Fleiss' kappa with its ingredients (mean observed / chance agreement)."""
+    """Fleiss' kappa with its ingredients (mean observed / chance agreement) and a
+    percentile bootstrap CI over items."""
 
     kappa: float | None
     n_items: int
@@ -277,75 +409,127 @@ class FleissKappa(_Result):
     category_proportions: list[float]
     observed_agreement: float
     expected_agreement: float
+    n_items_excluded: int = 0  # items left out for another number of raters (``modal``)
+    ci: tuple[float, float] | None = None
+    confidence: float = 0.95
+    n_boot: int = 0
+    seed: int = 0
 
 
-def fleiss_kappa_from_counts(counts: Any, categories: Sequence[Any] | None = None) -> FleissKappa:
+UNEQUAL_RATERS = ("reject", "modal")
+
+
+def _fleiss(table: np.ndarray, n: int, weights: np.ndarray | None = None) -> np.ndarray:
+    """kappa for each weighting of the rows (weights: draws x rows; None = each row once).
+
+    P_i = (sum_j n_ij^2 - n) / (n (n - 1)), p_j = sum_i n_ij / (N n),
+    kappa = (mean P_i - sum_j p_j^2) / (1 - sum_j p_j^2); NaN when chance agreement is 1.
+    """
+    w = np.ones((1, len(table))) if weights is None else np.atleast_2d(weights)
+    total = w.sum(axis=1)
+    p_i = ((table * table).sum(axis=1) - n) / (n * (n - 1))
+    p_bar = (w @ p_i) / total
+    p_j = (w @ table) / (total[:, None] * n)
+    p_e = (p_j * p_j).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(p_e < 1, (p_bar - p_e) / (1 - p_e), np.nan)
+
+
+def fleiss_kappa_from_counts(
+    counts: Any,
+    categories: Sequence[Any] | None = None,
+    *,
+    unequal_raters: str = "reject",
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> FleissKappa:
     """Fleiss' kappa from an items x categories table of rating counts.
 
-    Every row must sum to the same number of raters n >= 2: the statistic is defined
-    for a fixed n per item, and mixing n silently changes its chance model. For
-    unequal or missing ratings use ``krippendorff_alpha`` (nominal) instead.
+    Only counts are needed, never who rated: the raters may differ from item to item and
+    may be anonymous. The statistic is defined for a fixed number n >= 2 of ratings per
+    item; mixing n silently changes its chance model. ``unequal_raters`` says what to do
+    when rows sum to different n: ``"reject"`` (ValueError) or ``"modal"``: keep the
+    items with the most common n >= 2 (ties go to the larger n) and count the others in
+    ``n_items_excluded``. Krippendorff's alpha (``krippendorff_alpha_from_counts``,
+    nominal) uses every item with >= 2 ratings and is exact for unequal counts.
+
+    CI: percentile bootstrap resampling the kept items with replacement (``n_boot``
+    times, seeded; resamples with chance agreement 1 are skipped). ``n_boot=0``: no CI.
     """
-    table = np.asarray(counts, dtype=float)
-    if table.ndim != 2 or table.shape[0] == 0 or table.shape[1] < 2:
-        raise ValueError(
-            f"counts must be items x categories (>= 1 item, >= 2 categories), got shape {table.shape}"
-        )
-    if (table < 0).any() or (table != np.round(table)).any():
-        raise ValueError("counts must be non-negative integers")
-    per_item = table.sum(axis=1)
-    if (per_item != per_item[0]).any():
-        raise ValueError(
-            f"Fleiss' kappa needs the same number of raters per item; got between "
-            f"{int(per_item.min())} and {int(per_item.max())}. Use krippendorff_alpha for unequal counts."
-        )
-    n = per_item[0]
-    if n < 2:
-        raise ValueError("Fleiss' kappa needs at least 2 raters per item")
-    p_j = table.sum(axis=0) / table.sum()
-    p_i = ((table * table).sum(axis=1) - n) / (n * (n - 1))
-    p_bar, p_e = float(p_i.mean()), float((p_j * p_j).sum())
-    kappa = (p_bar - p_e) / (1 - p_e) if p_e < 1 else math.nan
+    if unequal_raters not in UNEQUAL_RATERS:
+        raise ValueError(f"unequal_raters must be one of {UNEQUAL_RATERS}, got {unequal_raters!r}")
+    _check_ci_args(n_boot, confidence)
+    table = _count_table(counts)
     cats = list(categories) if categories is not None else list(range(table.shape[1]))
     if len(cats) != table.shape[1]:
         raise ValueError(f"{len(cats)} categories given for {table.shape[1]} columns")
-    return FleissKappa(_f(kappa), table.shape[0], int(n), cats, p_j.tolist(), p_bar, p_e)
+    per_item = table.sum(axis=1)
+    excluded = 0
+    if (per_item != per_item[0]).any():
+        if unequal_raters == "reject":
+            raise ValueError(
+                f"Fleiss' kappa needs the same number of raters per item; got between "
+                f"{int(per_item.min())} and {int(per_item.max())}. Use krippendorff_alpha for "
+                "unequal counts (or unequal_raters='modal')."
+            )
+        sizes = Counter(int(n) for n in per_item if n >= 2)
+        if not sizes:
+            raise ValueError("Fleiss' kappa needs at least 2 raters per item")
+        n_mode = max(sizes, key=lambda n: (sizes[n], n))
+        keep = per_item == n_mode
+        excluded = int((~keep).sum())
+        table, per_item = table[keep], per_item[keep]
+    n = int(per_item[0])
+    if n < 2:
+        raise ValueError("Fleiss' kappa needs at least 2 raters per item")
+    p_j = table.sum(axis=0) / table.sum()
+    p_bar = float((((table * table).sum(axis=1) - n) / (n * (n - 1))).mean())
+    p_e = float((p_j * p_j).sum())
+    kappa = (p_bar - p_e) / (1 - p_e) if p_e < 1 else math.nan
+    ci = None
+    if n_boot:
+        profiles, freq = np.unique(table, axis=0, return_counts=True)
+        rng = np.random.default_rng(seed)
+        boots = np.concatenate([
+            _fleiss(profiles, n, draws)
+            for draws in _multinomial_draws(rng, len(table), freq / freq.sum(), n_boot)
+        ])
+        ci = _percentile_ci(boots, confidence)
+    return FleissKappa(
+        _f(kappa), table.shape[0], n, cats, p_j.tolist(), p_bar, p_e,
+        excluded, ci, confidence, n_boot, seed,
+    )
 
 
 def fleiss_kappa(
-    ratings: Sequence[Sequence[Hashable]], categories: Sequence[Hashable] | None = None
+    ratings: Sequence[Sequence[Hashable]],
+    categories: Sequence[Hashable] | None = None,
+    *,
+    unequal_raters: str = "reject",
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
 ) -> FleissKappa:
     """Fleiss' kappa from per-item label lists (``ratings[i]`` = the labels of item i).
 
     Raters need not be the same people across items, but every item needs the same
-    number of labels (see ``fleiss_kappa_from_counts``).
+    number of labels unless ``unequal_raters="modal"`` (see ``fleiss_kappa_from_counts``).
     """
-    if len(ratings) == 0:
-        raise ValueError("ratings is empty")
-    seen = [v for item in ratings for v in item]
-    if categories is not None:
-        cats = list(categories)
-    else:
-        try:
-            cats = sorted(set(seen))
-        except TypeError:  # mixed types: any stable order will do
-            cats = sorted(set(seen), key=repr)
-    col = {c: j for j, c in enumerate(cats)}
-    table = np.zeros((len(ratings), len(cats)), dtype=np.int64)
-    for i, item in enumerate(ratings):
-        for v in item:
-            if v not in col:
-                raise ValueError(f"unknown label {v!r} in item {i}; categories are {cats}")
-            table[i, col[v]] += 1
+    table, cats = label_counts(ratings, categories)
     if len(cats) < 2:
         cats = cats + ["<other>"]
         table = np.hstack([table, np.zeros((len(ratings), 1), dtype=np.int64)])
-    return fleiss_kappa_from_counts(table, cats)
+    return fleiss_kappa_from_counts(
+        table, cats, unequal_raters=unequal_raters, n_boot=n_boot, confidence=confidence,
+        seed=seed,
+    )
 
 
 @dataclasses.dataclass(frozen=True)
 class CohenKappa(_Result):
-    """Cohen's kappa between two annotators on their shared items."""
+    """Cohen's kappa between two annotators on their shared items, with a percentile
+    bootstrap CI over those items."""
 
     annotator_a: str
     annotator_b: str
@@ -353,6 +537,10 @@ class CohenKappa(_Result):
     n_shared: int
     observed_agreement: float
     expected_agreement: float
+    ci: tuple[float, float] | None = None
+    confidence: float = 0.95
+    n_boot: int = 0
+    seed: int = 0
 
 
 def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> tuple[float | None, float, float]:
@@ -369,15 +557,54 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> tuple[float | N
     return (None if pe >= 1 else (po - pe) / (1 - pe)), po, pe
 
 
+def cohen_kappa_ci(
+    a: Sequence[Hashable],
+    b: Sequence[Hashable],
+    *,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float] | None:
+    """Percentile bootstrap CI of Cohen's kappa, resampling the aligned items with
+    replacement (``n_boot`` times, seeded); resamples whose chance agreement is 1 are
+    skipped. None when ``n_boot`` is 0 or no resample defines kappa."""
+    n = _same_length(a=a, b=b)
+    _check_ci_args(n_boot, confidence)
+    if not n_boot:
+        return None
+    code = {v: i for i, v in enumerate(dict.fromkeys([*a, *b]))}
+    k = len(code)
+    joint = np.fromiter((code[x] * k + code[y] for x, y in zip(a, b, strict=True)),
+                        dtype=np.int64, count=n)
+    profiles, freq = np.unique(joint, return_counts=True)  # distinct (label a, label b)
+    ia, ib = profiles // k, profiles % k
+    onehot = np.eye(k)
+    rng = np.random.default_rng(seed)
+    boots = []
+    for w in _multinomial_draws(rng, n, freq / freq.sum(), n_boot):
+        po = w[:, ia == ib].sum(axis=1) / n
+        pe = ((w @ onehot[ia]) * (w @ onehot[ib])).sum(axis=1) / (n * n)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            boots.append(np.where(pe < 1, (po - pe) / (1 - pe), np.nan))
+    return _percentile_ci(np.concatenate(boots), confidence)
+
+
 def pairwise_cohen_kappa(
-    annotations: Mapping[Hashable, Mapping[Hashable, Hashable | None]], min_shared: int = 1
+    annotations: Mapping[Hashable, Mapping[Hashable, Hashable | None]],
+    min_shared: int = 1,
+    *,
+    n_boot: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
 ) -> list[CohenKappa]:
     """Cohen's kappa for every pair of annotators sharing >= ``min_shared`` items.
 
-    ``annotations`` is {annotator: {item: label}}; None labels count as unlabelled.
+    ``annotations`` is {annotator: {item: label}}; None labels count as unlabelled. Each
+    pair's CI is ``cohen_kappa_ci`` over its shared items with the same ``seed``.
     """
     if len(annotations) < 2:
         raise ValueError("need at least two annotators")
+    _check_ci_args(n_boot, confidence)
     clean = {
         a: {i: v for i, v in items.items() if v is not None} for a, items in annotations.items()
     }
@@ -389,8 +616,11 @@ def pairwise_cohen_kappa(
             shared = [i for i in la if i in lb]
             if len(shared) < max(1, min_shared):
                 continue
-            k, po, pe = cohen_kappa([la[i] for i in shared], [lb[i] for i in shared])
-            out.append(CohenKappa(str(names[x]), str(names[y]), k, len(shared), po, pe))
+            va, vb = [la[i] for i in shared], [lb[i] for i in shared]
+            k, po, pe = cohen_kappa(va, vb)
+            ci = cohen_kappa_ci(va, vb, n_boot=n_boot, confidence=confidence, seed=seed)
+            out.append(CohenKappa(str(names[x]), str(names[y]), k, len(shared), po, pe,
+                                  ci, confidence, n_boot, seed))
     return out
 
 

@@ -114,7 +114,8 @@ def test_snapshot_states_counts_filters_seed_and_versions(data):
     assert snap["filters"]["judges_found"] == ["J1", "J2"]
     c = snap["counts"]
     assert (c["items"], c["human_votes"], c["model_vs_model_items"]) == (4, 20, 4)
-    assert c["judgments_used"] == 28 and c["score_judgments"] == 12
+    assert c["pairwise_judgments"] == 28 and c["score_judgments"] == 12
+    assert c["judgments_used"] == 28 + 12 and c["graded_responses"] == 4
     assert snap["database"]["judgments_by_source"] == {"J1": 8, "J2": 4, "human": 28}
     tv = snap["template_versions"]
     assert tv["judges"] == {"J1": ["J1@1"], "J2": ["J2@1"]}

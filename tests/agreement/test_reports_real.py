@@ -4,6 +4,8 @@ per row), imported through judging's importer, then reported with reference metr
 import csv
 import io
 
+import krippendorff
+import numpy as np
 import pytest
 
 from agreement.reports.data import ReportParams, build_report_data
@@ -56,7 +58,22 @@ def test_report_from_imported_visitbench_preferences():
     # The humans always prefer the reference-like answer, and so do the reference metrics.
     for metric in ("bleu4", "rouge_l", "cider_d"):
         assert data["accuracy"][f"metric:{metric}"]["overall"]["estimate"] == 1.0, metric
-    # The aggregate CSV carries no worker ids: reliability says so instead of inventing a number.
-    assert data["reliability"]["imported"]["error"] == "fewer than two annotators"
+    # The aggregate CSV carries no worker ids: alpha and Fleiss' kappa come from each item's vote
+    # counts; Cohen's kappa and leave-one-out say why they are not available.
+    rel = data["reliability"]["imported"]
+    assert rel["identities"] == "missing" and rel["anonymous_annotators"] == ["visitbench-crowd"]
+    assert (rel["n_items"], rel["n_votes"], rel["n_anonymous_votes"]) == (n, 5 * n, 5 * n)
+    # per item: (A votes, B votes), the good answer on side A for even k
+    table = np.array([VOTES[k % 3] if k % 2 == 0 else VOTES[k % 3][::-1] for k in range(n)])
+    assert rel["krippendorff_alpha"]["alpha"] == pytest.approx(
+        krippendorff.alpha(value_counts=table, level_of_measurement="nominal"))
+    p_j = table.sum(axis=0) / (5 * n)
+    p_bar = np.mean([(r @ r - 5) / 20 for r in table])
+    kappa = (p_bar - p_j @ p_j) / (1 - p_j @ p_j)
+    assert rel["fleiss_kappa"]["kappa"] == pytest.approx(kappa)
+    for stat in (rel["krippendorff_alpha"], rel["fleiss_kappa"]):
+        assert stat["ci"][0] <= (stat.get("alpha") or stat.get("kappa")) <= stat["ci"][1]
+    assert rel["cohen_kappa"]["error"].startswith("not available")
+    assert rel["leave_one_out"]["error"].startswith("not available")
     ratings = {r["model"]: r["rating"] for r in data["ratings"]["human"]["rows"]}
     assert ratings["close-model"] > ratings["vague-model"]

@@ -42,5 +42,8 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         paths = report_write_dir(report, o["out"])
         counts = report.snapshot["counts"]
-        self.stdout.write(f"Report {report.uuid}: {counts['items']} items, "
-                          f"{counts['judgments_used']} judgments; {len(paths)} files in {o['out']}")
+        kinds = ", ".join(f"{n} {kind}" for kind, n in counts["judgments_by_kind"].items() if n)
+        self.stdout.write(f"Report {report.uuid}: {counts['items']} compared items, "
+                          f"{counts['graded_responses']} graded responses, "
+                          f"{counts['judgments_used']} judgments ({kinds or 'none'}); "
+                          f"{len(paths)} files in {o['out']}")
