@@ -37,3 +37,42 @@ def make_batch(n_tasks=3, *, n=5, activate=True, gold_every=0, **options) -> Bat
 
 def make_workers(count: int, provider: str = "local"):
     return [worker_for_external(provider, f"w{next(_ids)}") for _ in range(count)]
+
+
+def publish_on_mturk(batch: Batch, prefix: str = "3HIT") -> list[str]:
+    """Record ``batch`` as launched on MTurk the way ``batch_launch`` does — a live HIT per
+    task, ids ``3HIT1``, ``3HIT2``, … in task order (HIT ids are unique: give another batch
+    another ``prefix``) — without the marketplace call; returns the
+    HIT ids. Arrivals are accepted only for HITs recorded like this."""
+    from django.utils import timezone
+
+    from annotation.models import ProviderHit, Task
+
+    Batch.objects.filter(pk=batch.pk).update(provider="mturk")
+    batch.provider = "mturk"
+    now, hits = timezone.now(), []
+    for n, task in enumerate(batch.tasks.order_by("position"), start=1):
+        hit_id = f"{prefix}{n}"
+        ProviderHit.objects.create(batch=batch, task=task, provider="mturk",
+                                   token=f"test-{task.uuid}", external_id=hit_id,
+                                   max_assignments=task.max_assignments,
+                                   status=ProviderHit.Status.LIVE, created_at=now,
+                                   updated_at=now)
+        Task.objects.filter(pk=task.pk).update(provider_hit_id=hit_id)
+        hits.append(hit_id)
+    return hits
+
+
+def publish_on_prolific(batch: Batch, study: str = "study1") -> str:
+    """Record ``batch`` as published as Prolific study ``study`` (as ``batch_launch`` does)."""
+    from django.utils import timezone
+
+    from annotation.models import ProviderHit
+
+    Batch.objects.filter(pk=batch.pk).update(provider="prolific")
+    batch.provider = "prolific"
+    now = timezone.now()
+    ProviderHit.objects.create(batch=batch, provider="prolific", token=f"test-{batch.uuid}",
+                               external_id=study, max_assignments=batch.tasks.count(),
+                               status=ProviderHit.Status.LIVE, created_at=now, updated_at=now)
+    return study

@@ -125,8 +125,9 @@ EXPECTED = {
                                    dict(anonymous=404, annotator=GET405, other_annotator=404,
                                         analyst=404, admin=404)),
     # Marketplace entry points: public, their own checks apply. Without marketplace
-    # parameters: the MTurk preview renders, Prolific arrival and completion are refused.
-    "annotation:mturk_task": ("GET", {"task_uuid": "task"}, PUBLIC),
+    # parameters, Prolific arrival and completion are refused; the fixture's task is in a local
+    # batch, which the MTurk page does not know (404, even for a preview).
+    "annotation:mturk_task": ("GET", {"task_uuid": "task"}, {r: 404 for r in ROLES}),
     "annotation:prolific_batch": ("GET", {"batch_uuid": "batch"}, {r: 400 for r in ROLES}),
     "annotation:prolific_done": ("POST", {"batch_uuid": "batch"}, {r: 400 for r in ROLES}),
 }

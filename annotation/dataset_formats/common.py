@@ -47,13 +47,21 @@ def _is_blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
 
 
-def _check_url(url: Any, row: int, column: str) -> str:
+def image_url_problem(url: Any) -> str | None:
+    """Why ``url`` cannot be stored as an image URL, or None. The one rule every entry point
+    applies: an http(s) URL with a host — never ``javascript:``, ``data:`` or a bare path."""
     if not isinstance(url, str) or not url.strip():
-        raise FormatError(row, column, f"image URL must be a non-empty string, got {url!r}")
+        return f"image URL must be a non-empty string, got {url!r}"
     try:
         parts = urlsplit(url.strip())
     except ValueError as exc:  # e.g. an unbalanced "[" in the host
-        raise FormatError(row, column, f"malformed URL: {exc}") from exc
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise FormatError(row, column, f"not an http(s) URL: {url[:200]!r}")
+        return f"malformed URL: {exc}"
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        return f"not an http(s) URL: {url[:200]!r}"
+    return None
+
+
+def _check_url(url: Any, row: int, column: str) -> str:
+    if (problem := image_url_problem(url)) is not None:
+        raise FormatError(row, column, problem)
     return url

@@ -13,6 +13,7 @@ from django.db import transaction
 from .. import image_fetch
 from ..image_fetch import FetchedImage, ImageFetchError
 from ..models import Image, InstanceImage, InstructionFamily
+from ..dataset_formats.common import image_url_problem
 
 _EXT = {"JPEG": "jpg", "PNG": "png", "GIF": "gif", "WEBP": "webp", "BMP": "bmp"}
 
@@ -28,7 +29,10 @@ def fetch_options() -> dict:
 
 
 def image_for_url(url: str, *, license: str = "", attribution: str = "") -> Image:
-    """The image row for ``url`` (created ``pending`` if new); no network access."""
+    """The image row for ``url`` (created ``pending`` if new); no network access. Refuses
+    anything but an http(s) URL (callers check first, to name the bad row)."""
+    if (problem := image_url_problem(url)) is not None:
+        raise ValueError(problem)
     image = Image.objects.filter(source_url=url).order_by("pk").first()
     if image is None:
         image = Image.objects.create(source_url=url, license=license, attribution=attribution)

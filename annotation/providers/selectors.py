@@ -4,7 +4,7 @@ from decimal import Decimal
 
 from django.db.models import Count, Q
 
-from ..models import Assignment, Batch, Task
+from ..models import Assignment, Batch, Task, Worker
 from .base import get_provider
 from .costs import ZERO, CostEstimate, estimate
 from .models import Bonus, ProviderHit, ProviderSubmission
@@ -57,3 +57,17 @@ def batch_status_counts(batch: Batch) -> dict[str, dict[str, int]]:
         "assignments": counts(Assignment.objects.filter(batch=batch), "status"),
         "bonuses": counts(Bonus.objects.filter(batch=batch), "status"),
     }
+
+
+def published_hit(task: Task, provider: str, external_id: str) -> bool:
+    """Whether this deployment published ``task`` on ``provider`` as ``external_id`` (an MTurk
+    HIT): the only arrivals a marketplace task page accepts."""
+    return bool(external_id) and ProviderHit.objects.filter(
+        task=task, batch_id=task.batch_id, provider=provider, external_id=external_id,
+    ).exists()
+
+
+def published_studies(batch: Batch) -> set[str]:
+    """The Prolific study ids this deployment created for ``batch`` (empty until launched)."""
+    return set(ProviderHit.objects.filter(batch=batch, provider=Worker.Provider.PROLIFIC)
+               .exclude(external_id="").values_list("external_id", flat=True))

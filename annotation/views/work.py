@@ -73,8 +73,9 @@ def assignment_skip(request, assignment_uuid):
     if (refused := _csrf_refusal(request)) is not None:
         return refused
     assignment_return(assignment=assignment)
-    if assignment.provider_submit_to or request.POST.get("t"):
-        return render(request, "annotation/returned.html", {"batch": assignment.batch})
+    if assignment.provider_submit_to or request.POST.get("t"):  # inside the marketplace frame
+        return allow_marketplace_framing(
+            render(request, "annotation/returned.html", {"batch": assignment.batch}))
     messages.info(request, "Task skipped — you won't see it again.")
     return redirect("annotation:batch_next", batch_uuid=assignment.batch.uuid)
 
@@ -151,8 +152,8 @@ def _after_submit(request, assignment):
         allow_marketplace_framing(response)
         return response
     if _is_token_flow(request):
-        return render(request, "annotation/returned.html", {"batch": assignment.batch,
-                                                             "submitted": True})
+        return allow_marketplace_framing(render(
+            request, "annotation/returned.html", {"batch": assignment.batch, "submitted": True}))
     return _next_task_page(request, assignment.batch, assignment.worker)
 
 

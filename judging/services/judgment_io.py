@@ -58,6 +58,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from annotation.dataset_formats.common import image_url_problem
 from annotation.db_text import storage_problem
 from annotation.models import Image, Instance, Worker
 from annotation.services.batches import RowError, rows_from_upload
@@ -217,6 +218,9 @@ def _check_storable(row: dict, number: int) -> None:
     limit = Image._meta.get_field("source_url").max_length
     if any(len(url) > limit for url in row["image_urls"]):
         raise ImportRejected(f"Row {number}: an image URL is longer than {limit} characters")
+    for url in row["image_urls"]:
+        if (problem := image_url_problem(url)) is not None:
+            raise ImportRejected(f"Row {number}: {problem}")
 
 
 def _selection(value, number, column) -> float:

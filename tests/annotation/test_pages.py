@@ -1,11 +1,11 @@
 """Task pages: local flow, ownership, forged ids, MTurk arrival and preview, framing policy."""
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
 from django.urls import reverse
 
 from annotation.models import Assignment, Worker
-from tests.factories import make_batch
+from tests.factories import make_batch, publish_on_mturk
 
 pytestmark = pytest.mark.django_db
 
@@ -105,7 +105,7 @@ def _mturk_url(task, **params):
 
 
 def test_mturk_preview_is_read_only_and_writes_nothing(client):
-    batch = make_batch(1, n=1)
+    batch = make_batch(1, n=1, provider="mturk")  # preview works before the launch too
     task = batch.tasks.get()
     page = client.get(_mturk_url(task, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE", hitId="H1"))
     html = page.content.decode()
@@ -118,8 +118,9 @@ def test_mturk_preview_is_read_only_and_writes_nothing(client):
 
 def test_mturk_accept_submit_posts_back_to_mturk(client):
     batch = make_batch(1, n=2)
+    publish_on_mturk(batch)
     task = batch.tasks.get()
-    arrival = client.get(_mturk_url(task, assignmentId="ASG1", hitId="H1", workerId="W1",
+    arrival = client.get(_mturk_url(task, assignmentId="ASG1", hitId="3HIT1", workerId="W1",
                                     turkSubmitTo=MTURK))
     assert arrival.status_code == 302 and "?t=" in arrival.url
     token = parse_qs(urlsplit(arrival.url).query)["t"][0]
@@ -132,23 +133,69 @@ def test_mturk_accept_submit_posts_back_to_mturk(client):
     a = Assignment.objects.get()
     assert a.worker.provider == "mturk" and a.worker.external_id == "W1" and a.counted
     # Re-opening the HIT returns to the same assignment; no second slot is taken.
-    again = client.get(_mturk_url(task, assignmentId="ASG1", hitId="H1", workerId="W1",
+    again = client.get(_mturk_url(task, assignmentId="ASG1", hitId="3HIT1", workerId="W1",
                                   turkSubmitTo=MTURK))
     assert again.status_code == 302 and Assignment.objects.count() == 1
 
 
 def test_mturk_forged_or_foreign_ids_are_refused(client):
     batch = make_batch(1, n=3)
+    publish_on_mturk(batch)
     task = batch.tasks.get()
-    client.get(_mturk_url(task, assignmentId="ASG1", hitId="H1", workerId="W1", turkSubmitTo=MTURK))
-    stolen = client.get(_mturk_url(task, assignmentId="ASG1", hitId="H1", workerId="W2",
+    client.get(_mturk_url(task, assignmentId="ASG1", hitId="3HIT1", workerId="W1", turkSubmitTo=MTURK))
+    stolen = client.get(_mturk_url(task, assignmentId="ASG1", hitId="3HIT1", workerId="W2",
                                    turkSubmitTo=MTURK))
     assert stolen.status_code == 403
-    evil = client.get(_mturk_url(task, assignmentId="ASG9", hitId="H1", workerId="W3",
+    evil = client.get(_mturk_url(task, assignmentId="ASG9", hitId="3HIT1", workerId="W3",
                                  turkSubmitTo="https://evil.example"))
     assert evil.status_code == 400
     assert Assignment.objects.count() == 1
     assert not Worker.objects.filter(external_id__in=["W3"]).exists()
+
+
+def _arrive(client, task, **overrides):
+    params = {"assignmentId": "ASG1", "hitId": "3HIT1", "workerId": "W1",
+              "turkSubmitTo": MTURK, **overrides}
+    return client.get(reverse("annotation:mturk_task", args=[task.uuid]) + "?"
+                      + urlencode(params))
+
+
+def test_mturk_arrival_for_a_batch_never_launched_there_writes_nothing(client):
+    """Ballot stuffing: a task uuid of a local batch (annotators see them) must not become
+    votes under invented worker ids, nor leases that starve real annotators."""
+    local = make_batch(1, n=1).tasks.get()
+    assert _arrive(client, local).status_code == 404
+    assert _arrive(client, local, assignmentId="ASSIGNMENT_ID_NOT_AVAILABLE").status_code == 404
+    unlaunched = make_batch(1, n=1, provider="mturk").tasks.get()
+    refused = _arrive(client, unlaunched)
+    assert refused.status_code == 403 and "not published" in refused.content.decode()
+    assert "frame-ancestors 'self'" in refused.headers["Content-Security-Policy"]
+    assert not Assignment.objects.exists() and not Worker.objects.exists()
+
+
+def test_mturk_arrival_needs_the_hit_created_for_that_task(client):
+    batch = make_batch(2, n=1)
+    first, second = publish_on_mturk(batch)
+    tasks = list(batch.tasks.order_by("position"))
+    assert _arrive(client, tasks[0], hitId=second).status_code == 403  # another task's HIT
+    assert _arrive(client, tasks[0], hitId="3HITFORGED").status_code == 403
+    other = make_batch(1, n=1)
+    (foreign,) = publish_on_mturk(other, prefix="3OTHER")  # a HIT of another batch's task
+    assert _arrive(client, tasks[1], hitId=foreign, assignmentId="ASG2").status_code == 403
+    assert not Assignment.objects.exists() and not Worker.objects.exists()
+    assert _arrive(client, tasks[0], hitId=first).status_code == 302
+
+
+@pytest.mark.parametrize("params", [
+    {"workerId": "   "}, {"workerId": "W" * 129}, {"workerId": "W1\x00"}, {"workerId": ""},
+    {"assignmentId": "A" * 200}, {"hitId": ""}, {"workerId": "W1\r\nSet-Cookie: x=1"},
+])
+def test_mturk_arrival_with_malformed_ids_is_a_400(client, params):
+    batch = make_batch(1, n=1)
+    publish_on_mturk(batch)
+    answer = _arrive(client, batch.tasks.get(), **params)
+    assert answer.status_code == 400
+    assert not Assignment.objects.exists() and not Worker.objects.exists()
 
 
 def test_non_task_pages_cannot_be_framed(alice_client):
@@ -172,3 +219,20 @@ def test_a_submit_that_blocks_its_worker_hands_out_no_further_task(alice_client,
     assert "blocked" in response.content.decode()
     assert Worker.objects.get(user__username="alice").blocked
     assert not Assignment.objects.filter(status="leased").exists()
+
+
+def test_marketplace_pages_after_skip_and_refusal_can_be_framed(client):
+    """Inside the marketplace's iframe every page of the flow must show, not a blocked frame."""
+    batch = make_batch(1, n=1)
+    publish_on_mturk(batch)
+    arrival = _arrive(client, batch.tasks.get())
+    token = parse_qs(urlsplit(arrival.url).query)["t"][0]
+    uuid = arrival.url.split("/a/")[1].split("/")[0]
+    skipped = client.post(reverse("annotation:assignment_skip", args=[uuid]), {"t": token})
+    assert skipped.status_code == 200
+    assert "frame-ancestors 'self' https://www.mturk.com" in \
+        skipped.headers["Content-Security-Policy"]
+    assert "X-Frame-Options" not in skipped.headers
+    refused = _arrive(client, batch.tasks.get(), assignmentId="ASG9", workerId="W9",
+                      hitId="3HITX")
+    assert refused.status_code == 403 and "X-Frame-Options" not in refused.headers

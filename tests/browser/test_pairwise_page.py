@@ -75,7 +75,7 @@ def test_minimum_time_guard_unlocks_submit(page_for, alice):
 
 
 def test_mturk_preview_and_phone_layout(page_for):
-    batch = make_batch(1, n=1)
+    batch = make_batch(1, n=1, provider="mturk")
     task = batch.tasks.get()
     page = page_for(None, viewport={"width": 390, "height": 844})
     page.goto(reverse("annotation:mturk_task", args=[task.uuid])

@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from annotation.models import Assignment
 from annotation.providers.services import config_for
-from tests.factories import make_batch
+from tests.factories import make_batch, publish_on_mturk, publish_on_prolific
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -19,6 +19,7 @@ SANDBOX = "https://workersandbox.mturk.com"
 
 def test_mturk_preview_then_accept_posts_assignment_id_to_external_submit(page_for):
     batch = make_batch(1, n=2, provider="mturk")
+    publish_on_mturk(batch)
     task = batch.tasks.get()
     page = page_for(None)  # no session: the signed per-assignment token carries identity
     base = reverse("annotation:mturk_task", args=[task.uuid])
@@ -52,6 +53,7 @@ def test_mturk_preview_then_accept_posts_assignment_id_to_external_submit(page_f
 
 def test_prolific_arrival_submit_and_completion_redirect(page_for):
     batch = make_batch(2, n=1, provider="prolific")
+    publish_on_prolific(batch, "study1")
     code = config_for(batch).completion_code
     landed = []
 

@@ -324,3 +324,21 @@ def test_set_reference_api_is_for_admins(admin, analyst):
     assert answer.status_code == 200 and answer.data["is_reference"] is True
     assert EvalModel.objects.get(is_reference=True) == ms["llava"]
     assert client.post("/api/eval/models/nobody/set-reference/").status_code == 404
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(1)", "JAVASCRIPT:alert(1)",
+                                 "data:image/png;base64,AAAA", "/etc/passwd", "ftp://e.org/x.png",
+                                 "https://"])
+def test_image_urls_must_be_http(url):
+    """Whatever the entry point, a stored image URL is http(s) (task pages render them)."""
+    from annotation.imports.images import image_for_url
+    from annotation.models import Image
+
+    row = {"item_id": "x1", "instruction": "Look.", "image_urls": json.dumps([url]),
+           "model_a": "m1", "response_a": "a", "model_b": "m2", "response_b": "b",
+           "annotator": "w", "source": "human", "choice": "A"}
+    with pytest.raises(ImportRejected, match=r"Row 1: .*(http|URL)"):
+        judgments_import("bad.csv", _csv([row]), create_missing=True)
+    with pytest.raises(ValueError):
+        image_for_url(url)
+    assert not Image.objects.exists() and not Instance.objects.exists()
