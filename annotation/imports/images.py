@@ -11,9 +11,9 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 
 from .. import image_fetch
+from ..dataset_formats.common import image_url_problem
 from ..image_fetch import FetchedImage, ImageFetchError
 from ..models import Image, InstanceImage, InstructionFamily
-from ..dataset_formats.common import image_url_problem
 
 _EXT = {"JPEG": "jpg", "PNG": "png", "GIF": "gif", "WEBP": "webp", "BMP": "bmp"}
 
