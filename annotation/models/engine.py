@@ -4,7 +4,9 @@ Invariants live in the database where it can hold them:
 - ``Assignment(task, worker)`` is unique: a worker never gets the same task twice, and a
   returned (skipped) assignment keeps its row, so a skipped task is never offered again;
 - ``Task.slots_taken`` counts live leases plus counted submissions and a check constraint keeps
-  it within ``0..max_assignments``; claims and late submits move it with conditional updates.
+  it within ``0..max_assignments``; claims and late submits move it with conditional updates;
+- a worker holds at most one lease per batch (``status='leased'`` is unique per worker and
+  batch), whatever path creates it and however many of their claims race.
 """
 import uuid
 
@@ -192,14 +194,17 @@ class Assignment(models.Model):
                 | Q(answer__isnull=False),
                 name="submitted_has_answer",
             ),
+            # One lease per worker and batch. A lease past its deadline still holds the place
+            # until it is expired (the sweep, or the worker's next claim, which expires it in
+            # its own transaction). Also the index of "does this worker already hold a task
+            # here?", asked on every claim.
+            models.UniqueConstraint(fields=["worker", "batch"], condition=Q(status="leased"),
+                                    name="one_lease_per_worker_and_batch"),
         ]
         indexes = [
             models.Index(fields=["status", "expires_at"]),
             models.Index(fields=["batch", "status"]),
             models.Index(fields=["worker", "batch"]),
-            # Live leases only: "does this worker already hold a task here?" on every claim.
-            models.Index(fields=["worker", "batch"], name="live_lease_by_worker",
-                         condition=Q(status="leased")),
         ]
 
     def __str__(self) -> str:

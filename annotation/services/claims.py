@@ -4,6 +4,13 @@ A claim takes a slot with a conditional ``UPDATE task SET slots_taken = slots_ta
 WHERE slots_taken < max_assignments`` and creates the assignment in the same transaction; the
 candidate row is picked with ``SELECT … FOR UPDATE SKIP LOCKED`` on PostgreSQL so concurrent
 workers spread over tasks instead of queueing on one row. SQLite serializes writers instead.
+
+A worker holds at most one lease per batch, and the database holds that rule (a partial unique
+index over leased rows, ``one_lease_per_worker_and_batch``), so it covers every path that writes
+a lease and every race: of one worker's concurrent claims (two tabs, a double click, a script)
+one inserts the lease and the others' inserts are refused, rolling their slot back; they answer
+with the lease that won. A lease past its deadline that the sweep has not expired yet still
+holds that place, so the worker's next claim expires it in its own transaction first.
 """
 from contextlib import nullcontext
 from datetime import datetime, timedelta
@@ -17,13 +24,12 @@ from ..models import Assignment, Batch, QualificationGrant, Task, Worker
 from ..rows import (
     ModelColumns,
     column_list,
-    db_value,
     insert_params,
     insertable_fields,
     statement_cursor,
 )
 from .errors import AssignmentConflict, NotEligible
-from .leases import leases_expire
+from .leases import lease_expire, leases_expire
 
 _RETRIES = 5
 
@@ -44,29 +50,31 @@ def task_claim_next(*, batch: Batch, worker: Worker, now: datetime | None = None
     The assignment comes with its task, batch and worker loaded (a task page needs all three).
 
     A worker who already holds a live lease in the batch gets that one back (reloading the page
-    never burns a second slot).
+    never burns a second slot), and so does each of their concurrent claims that lost the race
+    for it. Their lease past its deadline, if the sweep has not expired it yet, is expired by
+    this claim in the same transaction that leases the next task.
     """
     now = now or timezone.now()
     ensure_eligible(batch, worker)
-    live = _live_lease(batch, worker, now)
-    if live is not None:
-        return live
+    held = _held_lease(batch, worker)
     swept = False
     claim_free_task = (_claim_in_one_statement if connection.vendor == "postgresql"
                        else _claim_in_steps)
     for _ in range(_RETRIES):
+        if held is not None and held.expires_at > now:
+            return held
         try:
-            claimed = claim_free_task(batch, worker, now)
-            if claimed is _RETRY:
-                continue
-            if claimed is not None:
-                return claimed
+            claimed = claim_free_task(batch, worker, now, stale=held)
         except IntegrityError:
-            # The same worker claimed concurrently (two tabs); their live lease wins.
-            live = _live_lease(batch, worker, now)
-            if live is not None:
-                return live
+            # The unique index refused a second lease: this worker's concurrent claim (another
+            # tab) committed theirs first. Ours rolled back, slot and all; theirs is the lease.
+            held = _held_lease(batch, worker)
             continue
+        held = None  # a stale lease, if any, was expired with that claim
+        if claimed is _RETRY:
+            continue
+        if claimed is not None:
+            return claimed
         if swept:
             return None
         # Nothing free: stale leases may be holding slots. Free them (lazily) and look again.
@@ -79,9 +87,12 @@ def task_claim_next(*, batch: Batch, worker: Worker, now: datetime | None = None
 _RETRY = object()
 
 
-def _claim_in_steps(batch: Batch, worker: Worker, now: datetime):
-    """Pick, take a slot, create — in one transaction (SQLite serializes these writers)."""
+def _claim_in_steps(batch: Batch, worker: Worker, now: datetime, stale: Assignment | None):
+    """Expire the worker's stale lease if any, pick, take a slot, create — in one transaction
+    (SQLite serializes these writers)."""
     with transaction.atomic():
+        if stale is not None:
+            lease_expire(stale, now=now)
         task = _next_candidate(batch, worker)
         if task is None:
             return None
@@ -91,15 +102,24 @@ def _claim_in_steps(batch: Batch, worker: Worker, now: datetime):
         return _create_assignment(task, batch, worker, now)
 
 
-def _claim_in_one_statement(batch: Batch, worker: Worker, now: datetime):
+def _claim_in_one_statement(batch: Batch, worker: Worker, now: datetime,
+                            stale: Assignment | None):
     """PostgreSQL: the same three steps as one statement (a locking SELECT … SKIP LOCKED, the
     conditional slot UPDATE and the INSERT chained as data-modifying CTEs), so a claim is one
     round trip and atomic on its own; a savepoint only when a transaction is already open.
-    The claimed task comes back in the same statement."""
+    The claimed task comes back in the same statement. A stale lease of the worker's (rare:
+    the sweep runs every minute) is expired first, in a transaction with the claim.
+
+    A concurrent claim by the same worker that inserted first makes the INSERT wait for that
+    transaction and then fail on the unique index; the whole statement (the slot too) rolls
+    back."""
     assignment = _new_assignment(None, batch, worker, now)
     fields, task_columns, sql = _claim_statement()
     values = insert_params(assignment, [f for f in fields if f.name != "task"])
-    with transaction.atomic() if connection.in_atomic_block else nullcontext():
+    own_transaction = stale is not None or connection.in_atomic_block
+    with transaction.atomic() if own_transaction else nullcontext():
+        if stale is not None:
+            lease_expire(stale, now=now)
         with statement_cursor() as cursor:
             cursor.execute(sql, [batch.pk, worker.pk, *values])
             row = cursor.fetchone()
@@ -156,8 +176,10 @@ def task_claim_specific(
 ):
     """Lease one given task (a marketplace HIT) for ``worker``; idempotent per (task, worker).
 
-    Raises ``AssignmentConflict`` when the provider's assignment id belongs to someone else or
-    the worker already holds this task under another id — forged or replayed URLs write nothing.
+    Raises ``AssignmentConflict`` when the provider's assignment id belongs to someone else, the
+    worker already holds this task under another id — forged or replayed URLs write nothing —
+    or the worker holds a live lease on another task of the batch (one lease per worker and
+    batch: they submit or return that one first; on MTurk they return the new HIT).
     """
     now = now or timezone.now()
     batch = task.batch
@@ -167,32 +189,51 @@ def task_claim_specific(
             raise AssignmentConflict("This assignment id belongs to another worker or task.")
     existing = Assignment.objects.filter(task=task, worker=worker).first()
     if existing is not None:
-        if provider_assignment_id and existing.provider_assignment_id not in (
-            "", provider_assignment_id,
-        ):
-            raise AssignmentConflict("You already worked on this task under another assignment.")
-        return existing
+        return _arrived_again(existing, provider_assignment_id)
     ensure_eligible(batch, worker)
-    leases_expire(now=now, batch=batch)
-    try:
-        with transaction.atomic():
-            if not take_slot(task.pk):
-                return None
-            return _create_assignment(
-                task, batch, worker, now, provider_assignment_id=provider_assignment_id,
-                provider_hit_id=provider_hit_id, provider_submit_to=submit_to,
-            )
-    except IntegrityError:
+    leases_expire(now=now, batch=batch)  # frees stale slots, this worker's stale lease among them
+    stale = None
+    for _ in range(_RETRIES):
+        try:
+            with transaction.atomic():
+                if stale is not None:
+                    lease_expire(stale, now=now)
+                if not take_slot(task.pk):
+                    return None
+                return _create_assignment(
+                    task, batch, worker, now, provider_assignment_id=provider_assignment_id,
+                    provider_hit_id=provider_hit_id, provider_submit_to=submit_to,
+                )
+        except IntegrityError:
+            pass  # rolled back, slot and all; which unique index refused it decides what next
         existing = Assignment.objects.filter(task=task, worker=worker).first()
-        if existing is None:
-            raise AssignmentConflict("This assignment id is already in use.") from None
-        return existing
+        if existing is not None:  # this same arrival, concurrently (a double-clicked accept)
+            return _arrived_again(existing, provider_assignment_id)
+        if provider_assignment_id and Assignment.objects.filter(
+                provider_assignment_id=provider_assignment_id).exists():
+            raise AssignmentConflict("This assignment id is already in use.")
+        held = _held_lease(batch, worker)
+        if held is not None and held.expires_at > now:
+            raise AssignmentConflict("You are already working on another task of this batch: "
+                                     "submit or return it before accepting a new one.")
+        stale = held  # past its deadline, but a concurrent sweep held it when ours ran
+    return None
 
 
-def _live_lease(batch: Batch, worker: Worker, now: datetime):
-    (a, t), sql = _live_lease_query()
+def _arrived_again(existing: Assignment, provider_assignment_id: str) -> Assignment:
+    if provider_assignment_id and existing.provider_assignment_id not in (
+        "", provider_assignment_id,
+    ):
+        raise AssignmentConflict("You already worked on this task under another assignment.")
+    return existing
+
+
+def _held_lease(batch: Batch, worker: Worker):
+    """The worker's lease in ``batch`` (at most one: the unique index), live or past its deadline
+    but not yet expired; with its task loaded. One indexed lookup."""
+    (a, t), sql = _held_lease_query()
     with statement_cursor() as cursor:
-        cursor.execute(sql, [batch.pk, worker.pk, db_value(Assignment, "expires_at", now)])
+        cursor.execute(sql, [batch.pk, worker.pk])
         row = cursor.fetchone()
     if row is None:
         return None
@@ -203,15 +244,13 @@ def _live_lease(batch: Batch, worker: Worker, now: datetime):
 
 
 @cache
-def _live_lease_query():
+def _held_lease_query():
     a, t = ModelColumns(Assignment, "a"), ModelColumns(Task, "t")
     return (a, t), (
         f"SELECT {a.sql()}, {t.sql()} FROM {a.table()} JOIN {t.table()} ON t.id = a.task_id"
         # The status is written into the statement, not passed: a prepared statement's generic
-        # plan can use the live-lease partial index only when it sees the constant.
+        # plan can use the partial unique index only when it sees the constant.
         f" WHERE a.batch_id = %s AND a.worker_id = %s AND a.status = '{Assignment.Status.LEASED}'"
-        " AND a.expires_at > %s"
-        " LIMIT 1"  # normally the only one; ORDER BY id would tempt the planner into a pk scan
     )
 
 

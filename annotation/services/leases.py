@@ -1,7 +1,9 @@
 """Lease expiry: frees the slot of every lease past its deadline.
 
-Runs periodically (Celery beat) and lazily before each claim. Each expired lease gives back
-exactly one slot because the status flip is conditional (``WHERE status='leased'``).
+Runs periodically (Celery beat) and lazily before each claim; a worker's own lease past its
+deadline is expired by their next claim, in the claim's transaction (a worker holds one lease
+per batch, so it would otherwise block that claim). Each expired lease gives back exactly one
+slot because the status flip is conditional (``WHERE status='leased'``).
 """
 from collections import Counter
 from datetime import datetime
@@ -31,3 +33,16 @@ def leases_expire(*, now: datetime | None = None, batch=None) -> int:
         for task_id, count in Counter(r[1] for r in rows).items():
             Task.objects.filter(pk=task_id).update(slots_taken=F("slots_taken") - count)
     return len(rows)
+
+
+def lease_expire(assignment: Assignment, *, now: datetime) -> bool:
+    """Expire one lease if it is still leased and past its deadline, giving its slot back; False
+    when it was not (submitted, returned or expired meanwhile by a sweep). Joins the caller's
+    transaction (a claim's: the lease is gone exactly when the claim commits)."""
+    with transaction.atomic(savepoint=False):
+        flipped = Assignment.objects.filter(
+            pk=assignment.pk, status=Assignment.Status.LEASED, expires_at__lte=now
+        ).update(status=Assignment.Status.EXPIRED)
+        if flipped:
+            Task.objects.filter(pk=assignment.task_id).update(slots_taken=F("slots_taken") - 1)
+    return bool(flipped)
