@@ -29,6 +29,17 @@ class Image(models.Model):
     fetch_error = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    class Meta:
+        constraints = [
+            # Pages put this URL in <img src>: never javascript:, data: or a path, whatever
+            # wrote the row (importers check first, to name the bad row).
+            models.CheckConstraint(
+                condition=Q(source_url="") | Q(source_url__istartswith="http://")
+                | Q(source_url__istartswith="https://"),
+                name="image_url_http",
+            ),
+        ]
+
     def __str__(self) -> str:
         return self.source_url or self.external_id or str(self.uuid)
 

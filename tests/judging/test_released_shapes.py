@@ -342,3 +342,14 @@ def test_image_urls_must_be_http(url):
     with pytest.raises(ValueError):
         image_for_url(url)
     assert not Image.objects.exists() and not Instance.objects.exists()
+
+
+def test_the_database_refuses_other_schemes_whatever_writes_the_row():
+    from django.db import IntegrityError, transaction
+
+    from annotation.models import Image
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Image.objects.create(source_url="javascript:alert(1)")
+    Image.objects.bulk_create([Image(source_url="HTTPS://e.org/a.png"), Image(source_url="")])
+    assert Image.objects.count() == 2
