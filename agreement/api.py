@@ -1,6 +1,5 @@
 """REST API for analysts: agreement reports (list, detail with every number, create = queue),
 the raw report.json, and metric runs (create = queue, detail = progress)."""
-from django.db import transaction
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -12,8 +11,7 @@ from annotation.permissions import IsAnalyst
 
 from .models import MetricRun, Report
 from .services.metric_scores import DEFAULT_METRICS, metric_run_start
-from .services.reports import report_create
-from .tasks import enqueue_build_report, enqueue_compute_metrics
+from .services.reports import report_start
 
 
 class ReportSerializer(serializers.ModelSerializer):
@@ -73,10 +71,7 @@ class ReportViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
             raise ValidationError({"detail": problem})
         title = params.pop("title")
         try:
-            with transaction.atomic():
-                report = report_create(params, title=title,
-                                       created_by=request.user.get_username())
-                transaction.on_commit(lambda: enqueue_build_report(report.pk))
+            report = report_start(params, title=title, created_by=request.user.get_username())
         except ValueError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         report.refresh_from_db()
@@ -120,10 +115,8 @@ class MetricRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         if (problem := storage_problem(options)) is not None:
             raise ValidationError({"options": [problem]})
         try:
-            with transaction.atomic():
-                run = metric_run_start(metrics, options=options,
-                                       created_by=request.user.get_username())
-                transaction.on_commit(lambda: enqueue_compute_metrics(run.pk))
+            run = metric_run_start(metrics, options=options, queue=True,
+                                   created_by=request.user.get_username())
         except (ValueError, TypeError, RuntimeError) as exc:  # TypeError: an option's type
             raise ValidationError({"detail": str(exc)}) from exc
         run.refresh_from_db()

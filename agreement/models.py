@@ -65,6 +65,12 @@ class BackgroundJob(models.Model):
             status=self.Status.FAILED, error=f"{type(exc).__name__}: {exc}"[:2000],
             finished_at=timezone.now())
 
+    @classmethod
+    def fail_unfinished(cls, pk: int, reason: str) -> int:
+        """Record why a job stopped (e.g. its process exited), unless it already finished."""
+        return cls.objects.filter(pk=pk, status__in=[cls.Status.PENDING, cls.Status.RUNNING]) \
+            .update(status=cls.Status.FAILED, error=reason[:2000], finished_at=timezone.now())
+
 
 class MetricRun(BackgroundJob):
     """Progress of one batch computation of metrics (what the Celery task works through)."""

@@ -1,11 +1,19 @@
 """Celery tasks of the agreement app, on the 'metrics' queue: take an id, call one service.
 
 Both services are idempotent (a finished run/report is left alone, cached scores are not
-recomputed), so a redelivered task is harmless. Callers queue through ``enqueue_*`` after
-commit, which names the queue (Celery deprecates the per-task ``queue`` attribute).
+recomputed), so a redelivered task is harmless. Services queue through ``enqueue_*`` after
+commit, which names the queue (Celery deprecates the per-task ``queue`` attribute). Without a
+broker the task runs in a thread, never in the web request that asked for it
+(``annotation.core.background``); a job that fails, or whose process stops under it, records
+why on its row.
 """
+from functools import partial
+
 from celery import shared_task
 
+from annotation.core.background import run_outside_request
+
+from .models import MetricRun, Report
 from .services.metric_scores import metric_run_work
 from .services.reports import report_build
 
@@ -22,9 +30,11 @@ def build_report(report_id: int) -> str:
     return report_build(report_id).status
 
 
-def enqueue_compute_metrics(run_id: int) -> None:
-    compute_metrics.apply_async((run_id,), queue=QUEUE)
+def enqueue_compute_metrics(run_id: int):
+    return run_outside_request(compute_metrics, (run_id,), queue=QUEUE,
+                               on_interrupted=partial(MetricRun.fail_unfinished, run_id))
 
 
-def enqueue_build_report(report_id: int) -> None:
-    build_report.apply_async((report_id,), queue=QUEUE)
+def enqueue_build_report(report_id: int):
+    return run_outside_request(build_report, (report_id,), queue=QUEUE,
+                               on_interrupted=partial(Report.fail_unfinished, report_id))

@@ -82,7 +82,7 @@ def _prepare(env: dict, annotators: int, tasks: int, n: int) -> tuple[str, list[
         user.groups.add(group)
         session = store()
         session.update({SESSION_KEY: str(user.pk), HASH_SESSION_KEY: user.get_session_auth_hash(),
-                        BACKEND_SESSION_KEY: settings.AUTHENTICATION_BACKENDS[0]})
+                        BACKEND_SESSION_KEY: settings.AUTHENTICATION_BACKENDS[-1]})
         session.create()
         sessions.append(session.session_key)
     return str(make_batch(tasks, n=n).uuid), sessions

@@ -4,6 +4,7 @@ Embedded defaults (SQLite file, eager Celery, local file storage) make a bare la
 ``DEBUG`` is off unless asked for and a missing ``SECRET_KEY`` then stops start-up.
 Every variable read here is documented in ``.env.example`` and the README.
 """
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -36,6 +37,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "axes",  # failed sign-in lockout (annotation.core.lockout)
     "annotation",
     "judging",
     "agreement",
@@ -51,6 +53,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "annotation.middleware.ContentSecurityPolicyMiddleware",
+    "axes.middleware.AxesMiddleware",  # a locked-out sign-in → 429 (annotation.core.lockout)
     "annotation.outage.DatabaseUnavailableMiddleware",  # last: DB outage → 503, not a bare 500
 ]
 
@@ -110,8 +113,32 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
-# Same checks as Django's ModelBackend; loads roles and the worker with the user in one query.
-AUTHENTICATION_BACKENDS = ["annotation.auth_backend.RoleAwareBackend"]
+# Axes first: it refuses a locked-out account or address before any password is checked.
+# Then the same checks as Django's ModelBackend, loading roles with the user in one query.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend",
+                           "annotation.auth_backend.RoleAwareBackend"]
+
+# --- Failed sign-ins (django-axes; annotation/core/lockout.py) ------------------------------
+# LOGIN_FAILURE_LIMIT failed passwords for one account, or failed passwords / API tokens from
+# one address, lock it for LOGIN_LOCKOUT_MINUTES (0 = until an admin unlocks it: Admin → Axes
+# → Access attempts, or `manage.py axes_reset_username NAME` / `axes_reset_ip IP`).
+AXES_ENABLED = env_bool("LOGIN_LOCKOUT", True)
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
+if AXES_FAILURE_LIMIT < 1:
+    raise ImproperlyConfigured(f"LOGIN_FAILURE_LIMIT={AXES_FAILURE_LIMIT} must be at least 1")
+_LOCKOUT_MINUTES = env_float("LOGIN_LOCKOUT_MINUTES", 15.0)
+if _LOCKOUT_MINUTES < 0:
+    raise ImproperlyConfigured(f"LOGIN_LOCKOUT_MINUTES={_LOCKOUT_MINUTES} must not be negative")
+AXES_COOLOFF_TIME = timedelta(minutes=_LOCKOUT_MINUTES) if _LOCKOUT_MINUTES else None
+AXES_LOCKOUT_PARAMETERS = "annotation.core.lockout.lockout_parameters"  # account + address
+AXES_CLIENT_IP_CALLABLE = "annotation.core.lockout.client_ip"
+AXES_USERNAME_CALLABLE = "annotation.core.lockout.client_username"  # cut to what axes stores
+AXES_LOCKOUT_CALLABLE = "annotation.core.lockout.lockout_response"  # 429 + Retry-After
+AXES_RESET_ON_SUCCESS = False  # a valid login must not wipe an address's failures
+AXES_DISABLE_ACCESS_LOG = True  # failures are kept; successful logins are not logged
+AXES_VERBOSE = False  # no start-up banner on every command; failures still log WARNING
+# Proxies in front that append to X-Forwarded-For (the client is the entry they added).
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 1 if env_bool("BEHIND_HTTPS_PROXY") else 0)
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "annotation:home"
 LOGOUT_REDIRECT_URL = "login"
@@ -194,13 +221,20 @@ TASK_FRAME_ANCESTORS = env_list(
 # --- REST API ------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "annotation.core.lockout.LockoutTokenAuthentication",  # wrong tokens count (axes)
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["annotation.permissions.IsAdmin"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # ?limit= at most annotation.core.rest.MAX_PAGE_SIZE (clamped); JSON bodies at most
+    # MAX_JSON_DEPTH deep (400 beyond).
+    "DEFAULT_PAGINATION_CLASS": "annotation.core.rest.LimitOffsetPagination",
     "PAGE_SIZE": 100,
+    "DEFAULT_PARSER_CLASSES": [
+        "annotation.core.rest.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "VLM crowd-evaluation API",

@@ -5,10 +5,11 @@ the automatic leaderboards are comparable.
 Boards carry full precision (API, JSON downloads, ``ratings --format json``); only what people
 read is rounded: the page (template filters) and the CSV (``CSV_DECIMALS``).
 """
-import csv
 import io
 import warnings
 from dataclasses import asdict, dataclass, field
+
+from annotation.core import csv_safety
 
 from . import ratings, scores
 from .judges.models import Judge
@@ -129,7 +130,7 @@ def category_win_rates(judge: str = HUMAN, *, exclude_blocked: bool = False) -> 
 
 def _csv(rows: list[dict], columns: list[str]) -> str:
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    writer = csv_safety.SafeDictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for row in rows:
         writer.writerow({k: _cell(k, row[k]) for k in columns})

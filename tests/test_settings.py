@@ -27,3 +27,10 @@ def test_bad_boolean_fails_loudly():
 def test_defaults_work_with_a_secret():
     result = _check({"SECRET_KEY": "x" * 50, "DATABASE_URL": "sqlite:////tmp/vlmeval-check.db"})
     assert result.returncode == 0, result.stderr
+
+
+def test_bad_lockout_settings_fail_loudly():
+    result = _check({"SECRET_KEY": "x" * 50, "LOGIN_FAILURE_LIMIT": "0"})
+    assert result.returncode != 0 and "LOGIN_FAILURE_LIMIT=0 must be at least 1" in result.stderr
+    result = _check({"SECRET_KEY": "x" * 50, "LOGIN_LOCKOUT_MINUTES": "soon"})
+    assert result.returncode != 0 and "LOGIN_LOCKOUT_MINUTES='soon' is not a number" in result.stderr

@@ -2,8 +2,9 @@
 so the CSVs, the HTML tables and the JSON can never disagree."""
 from __future__ import annotations
 
-import csv
 import io
+
+from annotation.core import csv_safety
 
 
 def _ci(ci, i):
@@ -223,7 +224,7 @@ def all_tables(data: dict) -> dict[str, list[dict]]:
 def to_csv(rows: list[dict]) -> str:
     columns = list(dict.fromkeys(k for r in rows for k in r))
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
+    writer = csv_safety.SafeDictWriter(out, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for r in rows:
         writer.writerow({k: "" if r.get(k) is None else _cell(r.get(k)) for k in columns})
@@ -237,6 +238,4 @@ def _cell(v):
         return " ".join(map(str, v))
     if isinstance(v, dict):
         return "; ".join(f"{k}={x}" for k, x in v.items())
-    if isinstance(v, str) and v[:1] in ("=", "+", "-", "@"):
-        return "'" + v  # worker-supplied text never runs as a spreadsheet formula
-    return v
+    return v  # text is neutralised by csv_safety (worker-supplied, never a formula)

@@ -137,10 +137,11 @@ def metric_scores_ensure(metrics: list[str], options: dict | None = None
 
 
 def metric_run_start(metrics: list[str], *, options: dict | None = None,
-                     created_by: str = "") -> MetricRun:
+                     created_by: str = "", queue: bool = False) -> MetricRun:
     """Record a batch computation and the configuration each metric will run with (failing
-    now, e.g. without a BERTScore model or WordNet, not in the worker); the caller queues
-    ``compute_metrics`` after commit."""
+    now, e.g. without a BERTScore model or WordNet, not in the worker). With ``queue`` the run
+    is worked after commit by a broker's worker, or without one by a thread of this process
+    (never the request that asked); otherwise the caller works it (``metric_run_work``)."""
     metrics = check_metrics(metrics)
     options = options or {}
     targets = metric_targets()
@@ -148,9 +149,15 @@ def metric_run_start(metrics: list[str], *, options: dict | None = None,
     for name in metrics:
         config = metric_config(name, options)
         configs[name] = {"config": config, "config_hash": config_hash(config, targets)}
-    return MetricRun.objects.create(metrics=metrics, options=options, configs=configs,
-                                    total=len(targets) * len(metrics), created_by=created_by,
-                                    created_at=timezone.now())
+    with transaction.atomic():
+        run = MetricRun.objects.create(metrics=metrics, options=options, configs=configs,
+                                       total=len(targets) * len(metrics),
+                                       created_by=created_by, created_at=timezone.now())
+        if queue:
+            from ..tasks import enqueue_compute_metrics
+
+            transaction.on_commit(lambda: enqueue_compute_metrics(run.pk))
+    return run
 
 
 def metric_run_work(run_id: int) -> MetricRun:

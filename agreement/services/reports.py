@@ -1,5 +1,6 @@
-"""Reports: create (pending), build (the Celery task's body), generate (both, for the command
-and the demo), and write the artefacts to a directory.
+"""Reports: create (pending), start (create and queue the build: the pages and the API), build
+(the Celery task's body), generate (create and build here, for the command and the demo), and
+write the artefacts to a directory.
 
 A report is rebuilt from scratch by ``report_build`` and its files replaced in one transaction,
 so a task delivered twice yields the same report, never a half-written one.
@@ -27,11 +28,23 @@ CONTENT_TYPES = {"html": "text/html; charset=utf-8", "json": "application/json",
 
 def report_create(params: dict, *, title: str = "", created_by: str = "") -> Report:
     """Validate the parameters (ValueError / UnknownSplit / UnknownMetric) and record a
-    pending report; the caller queues ``build_report`` after commit."""
+    pending report (``report_start`` also queues it)."""
     checked = ReportParams.from_dict(params).as_dict()
     title = title or f"Agreement report · {checked['split']} · seed {checked['seed']}"
     return Report.objects.create(title=title[:200], params=checked, created_by=created_by,
                                  created_at=timezone.now())
+
+
+def report_start(params: dict, *, title: str = "", created_by: str = "") -> Report:
+    """Record a pending report and queue its build after commit: a broker's worker builds it,
+    or without one a thread of this process — never the request that asked (a report takes
+    tens of seconds). Its status shows the progress; a failure records why."""
+    from ..tasks import enqueue_build_report
+
+    with transaction.atomic():
+        report = report_create(params, title=title, created_by=created_by)
+        transaction.on_commit(lambda: enqueue_build_report(report.pk))
+    return report
 
 
 def report_artifacts(data: dict, extra: dict, title: str) -> dict[str, bytes]:

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..core.csv_safety import SafeWriter, unescape_cell
 from .common import FormatError, Source, _check_url, _read_text
 
 MAX_IMAGES = 10  # the largest VisIT-Bench instances (imagecode) have 10 images
@@ -219,7 +220,8 @@ def parse_visit_csv(source: Source) -> VisitDataset:
     """Parse either VisIT-Bench CSV layout (detected from the header).
 
     Extra columns are ignored; blank lines are skipped (but still counted in
-    row numbers); text is kept verbatim (no stripping) so exports round-trip.
+    row numbers); text is kept verbatim (no stripping) so exports round-trip,
+    except the apostrophe ``write_visit_csv`` puts before formula-like text.
     """
     reader = csv.reader(io.StringIO(_read_text(source), newline=""))
     row_number = 0
@@ -244,6 +246,7 @@ def parse_visit_csv(source: Source) -> VisitDataset:
                 continue
             if len(cells) != len(names):
                 raise FormatError(row_number, None, f"{len(cells)} fields, header has {len(names)}")
+            cells = [unescape_cell(c) for c in cells]  # what write_visit_csv escaped
             records.append(parse_row(dict(zip(names, cells, strict=True)), row_number))
     except csv.Error as exc:  # e.g. a field over csv.field_size_limit()
         raise FormatError(row_number + 1, None, f"malformed CSV: {exc}") from exc
@@ -257,9 +260,15 @@ def write_visit_csv(dataset: VisitDataset) -> str:
     but always ends lines with ``\\r\\n``: with ``\\n`` Python's csv module
     would not quote a lone ``\\r`` inside a cell, breaking the row.  Raises
     ValueError for records the single-image layout cannot hold.
+
+    Formula-like text (an instruction or answer starting with ``=``, ``-``, …)
+    gets a leading apostrophe so a spreadsheet never runs it (``csv_safety``;
+    the parser removes it). The authors' released files hold no such cell, so
+    they still read and write back byte for byte; their own pandas scripts
+    would keep the apostrophe in such a cell of a file we exported.
     """
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\r\n")
+    writer = SafeWriter(out, lineterminator="\r\n")
     if dataset.format == "single":
         writer.writerow(VISIT_SINGLE_COLUMNS)
         for r in dataset.records:

@@ -7,9 +7,10 @@ in the published multi-image file (one such row: 63 + 6 + 30 of 100).
 """
 from __future__ import annotations
 
-import csv
 import io
 from collections.abc import Mapping
+
+from ..core import csv_safety
 
 COLUMNS = ("overall", "single", "multi")
 ROWS = (("correct", "LLM reference correct (%)"), ("problem_in_caption", "Problem in caption (%)"),
@@ -39,7 +40,7 @@ def table2(counts: Mapping[str, Mapping[str, int]]) -> dict:
 
 def table2_csv(table: Mapping[str, Mapping]) -> str:
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv_safety.SafeWriter(out, lineterminator="\n")
     writer.writerow(["metric", *COLUMNS])
     for key, label in ROWS:
         writer.writerow([label, *("" if table[c][key] is None else f"{table[c][key]:.1f}"

@@ -9,6 +9,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from ..core import csv_safety
 from ..db_text import storage_problem
 from ..hits import get_hit_type
 from ..models import Batch, Task
@@ -22,7 +23,10 @@ _RESERVED = {"_gold", "_gold_answer"}
 
 
 def rows_from_upload(name: str, data: bytes) -> list[dict[str, Any]]:
-    """Parse CSV or JSONL bytes into row dicts (the format is chosen by the file name)."""
+    """Parse CSV or JSONL bytes into row dicts (the format is chosen by the file name).
+
+    CSV cells lose the apostrophe our CSV exports put before formula-like text
+    (``core.csv_safety``), so an exported file re-imports to what was exported."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -48,7 +52,7 @@ def rows_from_upload(name: str, data: bytes) -> list[dict[str, Any]]:
     if name.lower().endswith(".csv"):
         reader = csv.DictReader(io.StringIO(text))
         try:
-            return [dict(row) for row in reader]
+            return [csv_safety.unescape_row(row) for row in reader]
         except csv.Error as exc:  # e.g. a field over csv.field_size_limit()
             raise RowError(f"Line {reader.line_num + 1}: malformed CSV ({exc})") from exc
     raise RowError(f"{name}: use a .csv or .jsonl file")

@@ -21,6 +21,7 @@ from django.db import close_old_connections, connection, connections, transactio
 from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
+from annotation.core.background import run_outside_request
 from annotation.models import Instance
 from judging.parsers import combine_orderings
 
@@ -143,9 +144,12 @@ def judge_run_start(*, judge: Judge, item_uuids, budget: Decimal | None = None,
 
 
 def _dispatch(run: JudgeRun) -> None:
+    """Hand the run to the broker's workers, or without a broker to a thread of this process:
+    a run (resumed from a page or the API) never works inside the request. A run whose
+    process stops under it keeps its units and is resumed with ``judge_run_resume``."""
     from .tasks import judge_run_dispatch
 
-    judge_run_dispatch.delay(run.pk)
+    run_outside_request(judge_run_dispatch, (run.pk,))
 
 
 def judge_run_begin(run: JudgeRun) -> bool:

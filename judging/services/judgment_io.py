@@ -46,7 +46,6 @@ cannot both see it as new). The file's name takes no part. Judgments collected t
 key and are never matched or touched. Re-importing an *export* into the same database is not
 recognised (the export fills ``timestamp`` and names items by id).
 """
-import csv
 import hashlib
 import io
 import json
@@ -58,6 +57,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from annotation.core import csv_safety
 from annotation.dataset_formats.common import image_url_problem
 from annotation.db_text import storage_problem
 from annotation.models import Image, Instance, Worker
@@ -620,8 +620,11 @@ def _visit_rows(source: str) -> list[dict]:
 
 
 def _write_csv(columns, rows) -> str:
+    """Text cells are neutralised (``csv_safety``); ``judgments_import`` undoes it, so an
+    export still re-imports to the same judgments and the same bytes."""
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
+    writer = csv_safety.SafeDictWriter(out, fieldnames=columns, extrasaction="ignore",
+                                       lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
     return out.getvalue()

@@ -1,18 +1,57 @@
-"""API and analyst pages: permissions, creating a report runs the Celery task after commit,
-the JSON served equals the stored report, downloads are analyst-only."""
+"""API and analyst pages: permissions; creating a report or a metric run answers at once and
+the job runs after commit out of the request (a thread without a broker), its status showing
+progress and a failure recording why; the JSON served equals the stored report, downloads are
+analyst-only."""
 import csv
 import io
 import json
+import threading
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import OperationalError
 from rest_framework.test import APIClient
 
-from agreement.models import Report
+from agreement.models import MetricRun, Report
 
 pytestmark = pytest.mark.django_db
 BODY = {"metrics": ["length"], "bootstrap_rounds": 100, "seed": 4}
+FINISHED = ("done", "failed")
+
+
+@pytest.fixture
+def held(monkeypatch):
+    """Hold every background job at its start until ``held.set()``; at teardown release them
+    and wait for their threads (a thread must not outlive the test's database)."""
+    from agreement import tasks
+
+    gate = threading.Event()
+    for name in ("report_build", "metric_run_work"):
+        real = getattr(tasks, name)
+        monkeypatch.setattr(tasks, name, lambda pk, real=real: (gate.wait(20), real(pk))[1])
+    yield gate
+    gate.set()
+    for thread in threading.enumerate():
+        if thread.name.startswith("job "):
+            thread.join(60)
+
+
+def _finished(model, uuid, timeout=60.0):
+    """Poll a job's row until it is done or failed (SQLite's shared in-memory test database
+    may briefly refuse a read while the job's thread writes)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            job = model.objects.get(uuid=uuid)
+        except OperationalError:
+            job = None
+        if job is not None and job.status in FINISHED:
+            return job
+        time.sleep(0.05)
+    raise AssertionError(f"{model.__name__} {uuid} did not finish in {timeout} s")
 
 
 def _api(user=None):
@@ -29,14 +68,16 @@ def test_api_permissions(alice, study):
     assert not Report.objects.exists()
 
 
-def test_create_runs_the_task_and_serves_the_json(analyst, study,
-                                                  django_capture_on_commit_callbacks):
+@pytest.mark.django_db(transaction=True)
+def test_create_answers_at_once_and_builds_out_of_the_request(analyst, study, held):
     client = _api(analyst)
-    with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        resp = client.post("/api/agreement/reports/", BODY, format="json")
+    resp = client.post("/api/agreement/reports/", BODY, format="json")  # the build is held
     assert resp.status_code == 202, resp.content
-    assert len(callbacks) == 1
+    assert resp.json()["status"] in ("pending", "running")
     uuid = resp.json()["uuid"]
+    assert client.get(f"/api/agreement/reports/{uuid}/json/").status_code == 409
+    held.set()
+    assert _finished(Report, uuid).status == "done"
     detail = client.get(f"/api/agreement/reports/{uuid}/").json()
     assert detail["status"] == "done" and detail["snapshot"]["seed"] == 4
     assert detail["data"]["accuracy"]["J1"]["overall"]["successes"] == 3
@@ -56,25 +97,59 @@ def test_bad_parameters_are_rejected_with_the_reason(analyst, study):
     assert not Report.objects.exists()
 
 
-def test_metric_run_api(analyst, study, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=True):
-        resp = _api(analyst).post("/api/agreement/metric-runs/",
-                                  {"metrics": ["length", "bleu4"]}, format="json")
+@pytest.mark.django_db(transaction=True)
+def test_metric_run_api(analyst, study, held):
+    resp = _api(analyst).post("/api/agreement/metric-runs/",
+                              {"metrics": ["length", "bleu4"]}, format="json")
     assert resp.status_code == 202
+    assert (resp.json()["status"], resp.json()["done"]) == ("pending", 0)
+    held.set()
+    _finished(MetricRun, resp.json()["uuid"])
     run = _api(analyst).get(f"/api/agreement/metric-runs/{resp.json()['uuid']}/").json()
     assert (run["status"], run["done"], run["total"]) == ("done", 16, 16)
 
 
-def test_pages(analyst_client, alice_client, study, django_capture_on_commit_callbacks):
+@pytest.mark.django_db(transaction=True)
+def test_a_failed_or_interrupted_job_records_why(analyst, study, held, monkeypatch):
+    from agreement import tasks
+    from annotation.core import background
+
+    def boom(params):
+        raise RuntimeError("the metric server went away")
+
+    held.set()
+    monkeypatch.setattr("agreement.services.reports.build_report_data", boom)
+    client = _api(analyst)
+    failing = client.post("/api/agreement/reports/", BODY, format="json").json()["uuid"]
+    report = _finished(Report, failing)
+    assert (report.status, report.error) == ("failed", "RuntimeError: the metric server went away")
+    assert client.get(f"/api/agreement/reports/{failing}/").json()["error"] == report.error
+    # A job whose process exits under it (a restart) says so instead of running forever.
+    stuck = threading.Event()
+    monkeypatch.setattr(tasks, "metric_run_work",
+                        lambda pk: (stuck.wait(20), MetricRun.objects.get(pk=pk))[1])
+    cut = client.post("/api/agreement/metric-runs/", {"metrics": ["length"]},
+                      format="json").json()["uuid"]
+    background._interrupt_unfinished()  # what the process runs at exit
+    stuck.set()
+    run = MetricRun.objects.get(uuid=cut)
+    assert run.status == "failed" and run.error.startswith("Interrupted") and run.finished_at
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pages(analyst_client, alice_client, study, held):
     assert alice_client.get("/reports/").status_code == 403
     assert analyst_client.get("/reports/").status_code == 200
-    with django_capture_on_commit_callbacks(execute=True):
-        resp = analyst_client.post("/reports/new/", {"split": "all", "metrics": ["length"],
-                                                     "seed": 2, "bootstrap_rounds": 50,
-                                                     "title": "<b>mine</b>"})
-    assert resp.status_code == 302
-    report = Report.objects.get()
+    resp = analyst_client.post("/reports/new/", {"split": "all", "metrics": ["length"],
+                                                 "seed": 2, "bootstrap_rounds": 50,
+                                                 "title": "<b>mine</b>"})
+    assert resp.status_code == 302  # at once: the build is held
+    waiting = analyst_client.get(resp["Location"]).content.decode()
+    assert 'id="waiting"' in waiting and 'http-equiv="refresh"' in waiting
+    held.set()
+    report = _finished(Report, Report.objects.get().uuid)
     page = analyst_client.get(resp["Location"]).content.decode()
+    assert 'id="waiting"' not in page
     assert "&lt;b&gt;mine&lt;/b&gt;" in page and "<b>mine</b>" not in page
     assert f"/reports/{report.uuid}/files/accuracy_by_level.png" in page
     png = analyst_client.get(f"/reports/{report.uuid}/files/accuracy_by_level.png")

@@ -529,7 +529,7 @@ def _seed_main(annotators: int, tasks: int, n: int) -> None:
         user.groups.add(group)
         session = SessionStore()
         session[SESSION_KEY] = str(user.pk)
-        session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
+        session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[-1]  # the user-loading one (axes only counts)
         session[HASH_SESSION_KEY] = user.get_session_auth_hash()
         session.save()
         sessions.append(session.session_key)

@@ -1,10 +1,10 @@
 """python manage.py compute_metrics [--metrics bleu4,rouge_l,...] [--seed N] [--bert-model M]
 [--bert-layers L] [--queue]"""
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
 
 from agreement import metric_provenance
 from agreement.services.metric_scores import DEFAULT_METRICS, metric_run_start, metric_run_work
+from agreement.tasks import compute_metrics
 
 
 class Command(BaseCommand):
@@ -17,21 +17,22 @@ class Command(BaseCommand):
         parser.add_argument("--bert-layers", type=int, default=None,
                             help="BERTScore layer (default: bert_score's for the model)")
         parser.add_argument("--queue", action="store_true",
-                            help="Queue the Celery task instead of working here")
+                            help="Queue the Celery task for a worker instead of working here "
+                                 "(without a broker the command works the run itself)")
 
     def handle(self, *args, **o):
         metrics = [m.strip() for m in o["metrics"].split(",") if m.strip()]
         options = {"seed": o["seed"],
                    **({"bert_model": o["bert_model"]} if o["bert_model"] else {}),
                    **({"bert_num_layers": o["bert_layers"]} if o["bert_layers"] else {})}
+        # Without a broker there is no worker to queue for: the command does the work itself.
+        queue = o["queue"] and not compute_metrics.app.conf.task_always_eager
         try:
-            run = metric_run_start(metrics, options=options, created_by="manage.py")
+            run = metric_run_start(metrics, options=options, created_by="manage.py",
+                                   queue=queue)
         except (ValueError, RuntimeError) as exc:
             raise CommandError(str(exc)) from exc
-        if o["queue"]:
-            from agreement.tasks import enqueue_compute_metrics
-
-            transaction.on_commit(lambda: enqueue_compute_metrics(run.pk))
+        if queue:
             self.stdout.write(f"Queued metric run {run.uuid} ({run.total} scores)")
         else:
             run = metric_run_work(run.pk)

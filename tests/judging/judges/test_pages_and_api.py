@@ -76,3 +76,32 @@ def test_judge_verdicts_feed_a_leaderboard_of_their_own(server, analyst_client):
     assert board[0].matches == 5 and board[0].bt_rating > board[1].bt_rating
     html = analyst_client.get(reverse("judging:judges:leaderboards")).content.decode()
     assert "gpt-judge" in html and html.index("strong") < html.index("weak")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_resuming_from_the_api_answers_at_once_and_runs_out_of_the_request(server, admin):
+    """Without a broker the run works in a thread, not in the admin's request."""
+    import threading
+    import time
+
+    from rest_framework.test import APIClient
+
+    m1, m2 = make_models("m1", "m2")
+    comparisons = [make_comparison(m1, m2) for _ in range(2)]
+    gate = threading.Event()
+    server.responder = lambda body: (gate.wait(20), "Overall, Response A is better.")[1]
+    run = judge_run_start(judge=make_judge(server), item_uuids=[c.uuid for c in comparisons],
+                          dispatch=False)
+    client = APIClient()
+    client.force_authenticate(admin)
+    answer = client.post(f"/api/judges/runs/{run.uuid}/resume/")
+    assert answer.status_code == 200 and answer.json()["status"] in ("pending", "running")
+    gate.set()
+    deadline = time.monotonic() + 60
+    while JudgeRun.objects.get(pk=run.pk).status != JudgeRun.Status.DONE:
+        assert time.monotonic() < deadline, "the run did not finish"
+        time.sleep(0.05)
+    assert JudgeRun.objects.get(pk=run.pk).units_done == 4
+    for thread in threading.enumerate():
+        if thread.name.startswith("job "):
+            thread.join(30)
