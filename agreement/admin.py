@@ -16,6 +16,9 @@ class MetricRunAdmin(admin.ModelAdmin):
     list_filter = ["status"]
     readonly_fields = [f.name for f in MetricRun._meta.fields]
 
+    def has_add_permission(self, request):
+        return False  # runs are started by metric_run_start (API, command), never by hand
+
 
 class ReportFileInline(admin.TabularInline):
     model = ReportFile
@@ -33,3 +36,6 @@ class ReportAdmin(admin.ModelAdmin):
     readonly_fields = ["uuid", "params", "snapshot", "status", "error", "created_by",
                        "created_at", "started_at", "finished_at"]
     inlines = [ReportFileInline]
+
+    def has_add_permission(self, request):
+        return False  # reports are started by their service (page, API, command)

@@ -3,20 +3,20 @@ report with its tables and plots, and downloads of every file. Views parse, auth
 one service, render."""
 from django import forms
 from django.contrib import messages
-from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_POST
 
+from annotation.db_text import storage_problem
 from annotation.permissions import analyst_required
 from judging.selectors import BASE_SPLITS, category_names, judge_names
 
 from .models import Report, ReportFile
 from .reports.html import sections
 from .services.metric_scores import DEFAULT_METRICS, UnknownMetric
-from .services.reports import report_create
-from .tasks import enqueue_build_report
+from .services.reports import report_start as start_report
 
 
 class ReportForm(forms.Form):
@@ -55,10 +55,7 @@ def report_start(request):
     params = {"split": d["split"], "judges": d["judges"] or None, "metrics": d["metrics"],
               "seed": d["seed"], "bootstrap_rounds": d["bootstrap_rounds"]}
     try:
-        with transaction.atomic():
-            report = report_create(params, title=d["title"],
-                                   created_by=request.user.get_username())
-            transaction.on_commit(lambda: enqueue_build_report(report.pk))
+        report = start_report(params, title=d["title"], created_by=request.user.get_username())
     except (ValueError, UnknownMetric) as exc:
         messages.error(request, f"Report not started: {exc}")
         return redirect("agreement:report_list")
@@ -85,12 +82,12 @@ def report_detail(request, report_uuid):
 
 @analyst_required
 def report_file(request, report_uuid, name):
-    f = ReportFile.objects.filter(report__uuid=report_uuid, name=name).first()
+    f = None if storage_problem(name) else (  # a NUL in the URL never reaches the query
+        ReportFile.objects.filter(report__uuid=report_uuid, name=name).first())
     if f is None:
         raise Http404("No such file in this report")
     response = HttpResponse(bytes(f.content), content_type=f.content_type)
-    inline = name.endswith(".png")
-    response["Content-Disposition"] = ("inline" if inline else "attachment") + \
-        f'; filename="{name}"'
+    response["Content-Disposition"] = content_disposition_header(
+        not name.endswith(".png"), name)  # inline for plots; the name comes from the URL
     response["X-Content-Type-Options"] = "nosniff"
     return response

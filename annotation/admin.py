@@ -1,7 +1,7 @@
 """Admin for every engine and content model; batch upload and status actions call the services."""
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import redirect, render
 from django.urls import path
 
@@ -68,7 +68,7 @@ class BatchAdmin(admin.ModelAdmin):
 
     def upload_view(self, request):
         if not self.has_add_permission(request):
-            raise PermissionError
+            raise PermissionDenied  # staff without the model permission: 403
         form = BatchUploadForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             data = dict(form.cleaned_data)

@@ -5,6 +5,7 @@ nothing is written.
 """
 from django import forms
 from django.contrib import admin
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect, render
 from django.urls import path
 
@@ -37,7 +38,7 @@ class InstanceImportAdmin(InstanceAdmin):
 
     def import_view(self, request):
         if not self.has_add_permission(request):
-            raise PermissionError
+            raise PermissionDenied  # staff without the model permission: 403
         form = ImportForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             _, importer = IMPORTERS[form.cleaned_data["format"]]

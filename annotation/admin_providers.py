@@ -2,7 +2,7 @@
 sync now, status counts, bonuses and review. Every button calls one provider service."""
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.utils.html import format_html
@@ -101,7 +101,7 @@ class MarketplaceBatchAdmin(admin.ModelAdmin):
 
     def launch_view(self, request, pk):
         if not self.has_change_permission(request):
-            raise PermissionError
+            raise PermissionDenied  # staff without the model permission: 403
         batch = get_object_or_404(MarketplaceBatch, pk=pk)
         config_for(batch)
         production = batch.provider == "mturk" and mturk_client.is_production()

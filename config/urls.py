@@ -2,6 +2,7 @@
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.http import Http404
 from django.urls import include, path, re_path
 from django.views.static import serve as serve_file
 from drf_spectacular.views import SpectacularAPIView
@@ -10,7 +11,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    # api_version fixed: the schema view would otherwise take ?version= into its filename header
+    path("api/schema/", SpectacularAPIView.as_view(
+        api_version=settings.SPECTACULAR_SETTINGS["VERSION"]), name="api-schema"),
     path("api/eval/", include("judging.api_urls")),
     path("api/agreement/", include("agreement.api_urls")),
     path("api/judges/", include("judging.judges.api_urls")),
@@ -24,6 +27,12 @@ urlpatterns = [
 if settings.STORAGES["default"]["BACKEND"].endswith("FileSystemStorage"):
     # Local-storage mode: benchmark images must reach workers (who may not be logged in, e.g.
     # inside a marketplace iframe), so media is public. With S3 the bucket serves them instead.
-    urlpatterns.append(
-        re_path(r"^media/(?P<path>.*)$", serve_file, {"document_root": settings.MEDIA_ROOT})
-    )
+    def serve_media(request, path):
+        """Django's file view; a path the OS cannot even look up (a name over 255 bytes) is
+        no file either: a 404, not a 500."""
+        try:
+            return serve_file(request, path, document_root=settings.MEDIA_ROOT)
+        except OSError as exc:
+            raise Http404("No such file") from exc
+
+    urlpatterns.append(re_path(r"^media/(?P<path>.*)$", serve_media))

@@ -144,7 +144,10 @@ ADMIN_SPECIAL = {
     **{f"admin:{model}_add": ("GET", ADMIN_NO_ADD) for model in (
         "judging_judgerun", "judging_judgecall", "annotation_providersubmission",
         "annotation_providerhit", "annotation_provideraction", "annotation_marketplacebatch",
-        "annotation_bonus", "annotation_assignment")},
+        "annotation_bonus", "annotation_assignment",
+        "agreement_report", "agreement_metricrun",  # jobs are started by their services
+        # django-axes' sign-in records: written by failed sign-ins only (delete = unlock)
+        "axes_accessattempt", "axes_accesslog", "axes_accessfailurelog")},
     # Django 5 logs out by POST only; non-staff are sent to the admin index (then its login).
     "admin:logout": ("GET", dict({r: "redirect" for r in ROLES}, admin=405)),
 }

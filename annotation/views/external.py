@@ -146,7 +146,7 @@ def prolific_done(request, batch_uuid):
     from ..providers.services import config_for
 
     batch = get_object_or_404(Batch, uuid=batch_uuid)
-    session = request.POST.get("assignmentId", "")
+    session = _marketplace_id(request.POST.get("assignmentId", ""))  # never a NUL into SQL
     assignment = Assignment.objects.filter(
         batch=batch, provider_assignment_id=session, worker__provider=Worker.Provider.PROLIFIC,
         status__in=[Assignment.Status.SUBMITTED, Assignment.Status.APPROVED,

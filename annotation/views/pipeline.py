@@ -3,8 +3,10 @@ verification report (VisIT-Bench Table 2) as a page, JSON and CSV."""
 from django.contrib import messages
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_POST
 
+from ..core.http import request_text
 from ..permissions import admin_required
 from ..pipeline.report import COLUMNS, ROWS, table2_csv
 from ..pipeline.selectors import stage_counts, verification_report
@@ -31,8 +33,9 @@ def push(request):
 
 
 def _source(request) -> str | None:
-    """``?source=visitbench``: Table 2 of one source (instances' ``source`` is ≤ 32 chars)."""
-    return request.GET.get("source", "")[:32] or None
+    """``?source=visitbench``: Table 2 of one source (instances' ``source`` is ≤ 32 chars;
+    a longer one, or a NUL, is a 400)."""
+    return request_text(request.GET, "source", max_length=32) or None
 
 
 @admin_required
@@ -57,5 +60,6 @@ def report_json(request):
 def report_csv(request):
     response = HttpResponse(table2_csv(verification_report(_source(request))),
                             content_type="text/csv")
-    response["Content-Disposition"] = 'attachment; filename="verification_report.csv"'
+    response["Content-Disposition"] = content_disposition_header(True,
+                                                                 "verification_report.csv")
     return response

@@ -6,7 +6,9 @@ score board (mean grade per model), each on its own scale.
 
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.utils.http import content_disposition_header
 
+from annotation.core.http import request_text
 from annotation.permissions import analyst_required
 
 from ..leaderboards import (
@@ -26,11 +28,15 @@ from ..selectors import (
 from . import plots
 
 ROUNDS = 1000
+JUDGE_LENGTH = 100  # Judgment.source
+SPLIT_LENGTH = len("category:") + 100  # an instruction family's name
 
 
 def _params(request) -> dict:
-    return {"judge": request.GET.get("judge") or HUMAN,
-            "split": request.GET.get("split") or "all",
+    """A NUL or an over-long judge or split is a 400 (it would reach a query, a file name
+    and a plot title)."""
+    return {"judge": request_text(request.GET, "judge", max_length=JUDGE_LENGTH) or HUMAN,
+            "split": request_text(request.GET, "split", max_length=SPLIT_LENGTH) or "all",
             "exclude_blocked": request.GET.get("exclude_blocked") == "1"}
 
 
@@ -58,7 +64,8 @@ def _download(board, fmt: str, name: str, to_csv) -> HttpResponse:
         response = JsonResponse(board.as_dict(), json_dumps_params={"indent": 1})
     else:
         response = HttpResponse(to_csv(board), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'
+    # judge and split come from the query string: quoted or percent-encoded, never raw
+    response["Content-Disposition"] = content_disposition_header(True, f"{name}.{fmt}")
     return response
 
 
