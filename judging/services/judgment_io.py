@@ -65,7 +65,7 @@ from annotation.services.batches import RowError, rows_from_upload
 
 from ..models import Comparison, EvalModel, Judgment, Response
 from .errors import ImportRejected, ImportReport
-from .matching import InstanceIndex, Unknown
+from .matching import InstanceIndex, Unknown, same_instruction
 from .responses import REFERENCE_ALIASES, reference_model_for_import
 
 COLUMNS = ["item_id", "dataset", "instruction", "image_urls", "model_a", "response_a", "model_b",
@@ -289,6 +289,7 @@ class _Resolver:
         self.workers = {str(w): w for w in Worker.objects.all()}
         self.responses: dict[tuple, Response | None] = {}
         self.comparisons: dict[tuple, tuple[Comparison, bool]] = {}
+        self.aliases_resolved: set[str] = set()
 
     def instance(self, row):
         """By ``item_id`` within the row's dataset when the row has one, else by content."""
@@ -299,8 +300,7 @@ class _Resolver:
             key = json.dumps([row["instruction"], row["image_urls"]])
         if key in self.items:
             found = self.items[key]
-            if row["instruction"] and " ".join(row["instruction"].split()) != " ".join(
-                    found.instruction.split()):
+            if row["instruction"] and not same_instruction(row["instruction"], found):
                 return None, (f"id {row['item_id']!r} has another instruction earlier in "
                               "this file")
             return found, ""
@@ -319,12 +319,12 @@ class _Resolver:
         return found, why
 
     def model(self, name):
-        if name in REFERENCE_ALIASES:
+        if name in REFERENCE_ALIASES and name not in self.aliases_resolved:
+            self.aliases_resolved.add(name)  # once per file, not once per row
             found = reference_model_for_import(name, create=self.create)
             if found is not None:
                 self.models[name] = found
-            return found
-        if name not in self.models and self.create:
+        if name not in self.models and self.create and name not in REFERENCE_ALIASES:
             self.models[name] = EvalModel.objects.create(name=name[:100])
         return self.models.get(name)
 

@@ -28,6 +28,11 @@ def _norm(text: str) -> str:
     return " ".join((text or "").split())
 
 
+def same_instruction(text: str, instance: Instance) -> bool:
+    """Whether ``text`` is ``instance``'s instruction (whitespace folded)."""
+    return _norm(text) == _norm(instance.instruction)
+
+
 class InstanceIndex:
     """All instances, indexed once per import (an import is one query, not one per row)."""
 
@@ -71,7 +76,7 @@ class InstanceIndex:
                   instruction: str = "") -> tuple[Instance | None, str]:
         """The instance a row's ``item_id`` names (see the module docstring), or (None, why)."""
         found, why = self._by_id(item_id, dataset)
-        if found is not None and instruction and _norm(instruction) != _norm(found.instruction):
+        if found is not None and instruction and not same_instruction(instruction, found):
             return None, (f"id {item_id!r} is stored with another instruction "
                           f"({found.instruction[:60]!r}); ids from another file? give its "
                           "dataset name (the dataset column or --dataset)")

@@ -353,3 +353,23 @@ def test_the_database_refuses_other_schemes_whatever_writes_the_row():
         Image.objects.create(source_url="javascript:alert(1)")
     Image.objects.bulk_create([Image(source_url="HTTPS://e.org/a.png"), Image(source_url="")])
     assert Image.objects.count() == 2
+
+
+def test_import_queries_do_not_grow_with_the_votes_of_one_item():
+    """A preference file's ~5 votes per pair, reference included: the model, instance,
+    response and comparison lookups happen once per file or item, not once per row."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def import_votes(n: int, name: str) -> int:
+        rows = _preference_rows()[:1]
+        rows[0].update({"model_selection.A": str(n), "model_selection.B": "0"})
+        with CaptureQueriesContext(connection) as queries:
+            judgments_import(name, _csv(rows, VISIT_COLUMNS), create_missing=True)
+        return len(queries)
+
+    few = import_votes(2, "a.csv")
+    Judgment.objects.all().delete()
+    many = import_votes(200, "b.csv")
+    assert Judgment.objects.count() == 200
+    assert many <= few, (few, many)
