@@ -15,7 +15,7 @@ from django.db.models import Count, Max, Q
 
 from annotation.models import Instance
 from judging.models import Comparison, EvalModel, Judgment, Response
-from judging.selectors import UnknownSplit, current_verdicts
+from judging.selectors import UnknownSplit, counted_grades, current_verdicts
 
 from .models import MetricScore
 
@@ -201,13 +201,11 @@ def cached_scores(metric: str, config_hash: str, response_ids=None) -> dict[int,
 
 
 def score_judgments(split: str = "all", judges: list[str] | None = None) -> list[tuple]:
-    """(response id, source, annotator, score, turn, model name) of graded judgments."""
-    qs = (Judgment.objects.filter(kind=Judgment.Kind.SCORE, response__isnull=False,
-                                  score__isnull=False)
-          .filter(_instance_filter(split, "response__instance__")))
+    """(response id, source, annotator, score, turn, model name) of the grades that count
+    (``judging.selectors.counted_grades``: the same ones the score boards read)."""
+    qs = counted_grades().filter(_instance_filter(split, "response__instance__"))
     if judges is not None:
         qs = qs.filter(source__in=["human", *judges])
-    qs = current_verdicts(qs, "response")  # a judge's earlier template versions count once
     return list(qs.order_by("created_at", "pk").values_list(
         "response_id", "source", "annotator", "score", "turn", "response__model__name"))
 

@@ -115,18 +115,22 @@ def comparison_majorities(*, judge: str = HUMAN, split: str = "all",
     return out
 
 
+def counted_grades():
+    """Every grade that counts, of any source: grades of models' own answers (ablation
+    conditions, where turns were replaced by the reference, are not the model's work), gold
+    tasks left out, each judge's latest generation only. Boards and reports read these."""
+    return current_verdicts(
+        Judgment.objects.filter(kind=Judgment.Kind.SCORE, response__isnull=False,
+                                score__isnull=False,
+                                response__condition=Response.Condition.GENERATED)
+        .exclude(assignment__task__is_gold=True), "response")
+
+
 def score_judgments_qs(*, judge: str = HUMAN, split: str = "all", exclude_blocked: bool = False):
-    """One source's grades of models' own answers (ablation conditions, where turns were
-    replaced by the reference, are not the model's work) on the split."""
-    qs = (Judgment.objects.filter(kind=Judgment.Kind.SCORE, source=judge, response__isnull=False,
-                                  score__isnull=False,
-                                  response__condition=Response.Condition.GENERATED)
-          .exclude(assignment__task__is_gold=True)
-          .filter(_split_filter(split, "response__instance__")))
+    """One source's counted grades on the split."""
+    qs = counted_grades().filter(source=judge).filter(_split_filter(split, "response__instance__"))
     if exclude_blocked:
         qs = qs.exclude(worker__blocked=True)
-    if judge != HUMAN:
-        qs = current_verdicts(qs, "response")
     return qs
 
 
