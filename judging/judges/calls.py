@@ -52,7 +52,6 @@ from .plans import Outcome
 from .templates import load_template
 
 POLL_S = 0.05
-RANGES = SCORE_RANGES
 
 
 class RunHalted(Exception):
@@ -182,7 +181,7 @@ def _from_extraction(parse: str, text: str) -> tuple[str, float | None]:
     if parse == "pairwise":
         return parse_extraction(text), None
     score = parse_direct_grade(text)
-    low, high = RANGES[parse]
+    low, high = SCORE_RANGES[parse]
     if score is None or not low <= score <= high or (parse == "rubric" and score != int(score)):
         return "unknown", None
     return "", score
@@ -259,7 +258,7 @@ class LiveCaller:
     # -- parsing fallback: the extraction call
     def _extract(self, call: JudgeCall, parse: str) -> JudgeCall:
         name = "extract_verdict" if parse == "pairwise" else "extract_rating"
-        low, high = RANGES.get(parse, (0, 10))
+        low, high = SCORE_RANGES.get(parse, (0, 10))
         template = load_template(name, self.judge.template_overrides)
         messages = template.render(judge_output=call.raw_output, low=low, high=high)
         extraction = self._execute(template, messages, parse="", turn=call.turn,
