@@ -3,6 +3,8 @@ import os
 
 import pytest
 
+from tests.support.migrations import back_to_latest  # noqa: F401 (a fixture for data-migration tests)
+
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API + live_server
 
 

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 from django.db import IntegrityError, connection, connections, transaction
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from annotation.models import Assignment, Task
@@ -25,6 +24,7 @@ from annotation.services.claims import task_claim_next, task_claim_specific
 from annotation.services.errors import AssignmentConflict
 from annotation.services.submissions import assignment_submit
 from tests.factories import make_batch, make_workers
+from tests.support.migrations import migrate_to
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -301,25 +301,10 @@ BEFORE = [("annotation", "0005_reference_convention")]
 AFTER = [("annotation", "0006_one_live_lease")]
 
 
-def _migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
-@pytest.fixture
-def back_to_latest():
-    """Leave the database fully migrated for the tests that follow."""
-    yield
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
-
-
 def test_migration_keeps_each_workers_newest_lease_and_expires_the_rest(back_to_latest):
     """Databases that already hold several live leases per (batch, worker) (the bug) migrate:
     the newest lease stays, the others expire and give their slots back; nothing else moves."""
-    apps = _migrate(BEFORE)
+    apps = migrate_to(BEFORE)
     Batch, Task_, Worker, Assignment_ = (apps.get_model("annotation", name) for name in
                                          ("Batch", "Task", "Worker", "Assignment"))
     batch = Batch.objects.create(hit_type="pairwise_ab", title="t", status="active")
@@ -340,7 +325,7 @@ def test_migration_keeps_each_workers_newest_lease_and_expires_the_rest(back_to_
     done = lease(tasks[3], twice, 5, "submitted")
     Task_.objects.filter(pk=tasks[0].pk).update(slots_taken=2)
 
-    _migrate(AFTER)
+    migrate_to(AFTER)
     status = dict(Assignment.objects.values_list("pk", "status"))
     assert [status[a.pk] for a in (older, newer, newest, other, done)] == [
         "expired", "expired", "leased", "leased", "submitted"]

@@ -1,7 +1,7 @@
 """Migration 0005 moves VisIT-Bench labels out of the reference of databases imported before it."""
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.support.migrations import migrate_to
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -9,23 +9,8 @@ BEFORE = [("annotation", "0004_claim_indexes")]
 AFTER = [("annotation", "0005_reference_convention")]
 
 
-def _migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
-@pytest.fixture
-def back_to_latest():
-    """Leave the database fully migrated for the tests that follow."""
-    yield
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
-
-
 def test_labels_leave_the_reference_and_ratings_are_recorded(back_to_latest):
-    apps = _migrate(BEFORE)
+    apps = migrate_to(BEFORE)
     Instance = apps.get_model("annotation", "Instance")
     common = {"source": "visitbench", "extra": {"layout": "multi"}, "stage": "done",
               "kind": "multi"}
@@ -46,7 +31,7 @@ def test_labels_leave_the_reference_and_ratings_are_recorded(back_to_latest):
                             reference_output="Checked.", candidate_reference="Checked.",
                             reference_status="verified", external_id="c1", stage="done")
 
-    apps = _migrate(AFTER)
+    apps = migrate_to(AFTER)
     Instance = apps.get_model("annotation", "Instance")
     got = {i.external_id: (i.reference_output, i.source_label, i.reference_rated_by)
            for i in Instance.objects.all()}
