@@ -9,6 +9,7 @@ from django.shortcuts import render
 from django.utils.http import content_disposition_header
 
 from annotation.core.http import request_text
+from annotation.models import InstructionFamily
 from annotation.permissions import analyst_required
 
 from ..leaderboards import (
@@ -18,6 +19,7 @@ from ..leaderboards import (
     score_leaderboard_build,
     score_leaderboard_csv,
 )
+from ..models import Judgment
 from ..selectors import (
     BASE_SPLITS,
     HUMAN,
@@ -28,8 +30,8 @@ from ..selectors import (
 from . import plots
 
 ROUNDS = 1000
-JUDGE_LENGTH = 100  # Judgment.source
-SPLIT_LENGTH = len("category:") + 100  # an instruction family's name
+JUDGE_LENGTH = Judgment._meta.get_field("source").max_length
+SPLIT_LENGTH = len("category:") + InstructionFamily._meta.get_field("name").max_length
 
 
 def _params(request) -> dict:
