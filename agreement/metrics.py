@@ -436,6 +436,8 @@ def _model_fingerprint(directory: str) -> str:
     models, or two revisions at one path, apart without reading gigabytes of weights."""
     import hashlib
 
+    if not directory or not os.path.isdir(directory):
+        return ""  # not on this machine (never the working directory's files)
     digest = hashlib.sha256()
     base = Path(directory)
     if (base / "config.json").is_file():
