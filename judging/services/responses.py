@@ -207,10 +207,9 @@ def reference_responses_sync(name: str = REFERENCE_NAME) -> ReferenceSync:
     have = {(r.instance_id, r.turn): r for r in Response.objects.filter(
         model=reference, condition=Response.Condition.GENERATED)}
     result = ReferenceSync()
-    Response.objects.bulk_create(
+    result.created = len(Response.objects.bulk_create(
         Response(instance_id=pk, model=reference, turn=turn, text=text)
-        for (pk, turn), text in wanted.items() if (pk, turn) not in have)
-    result.created = sum(1 for key in wanted if key not in have)
+        for (pk, turn), text in wanted.items() if (pk, turn) not in have))
     changed = [have[key] for key, text in wanted.items() if key in have and have[key].text != text]
     orphans = [r for key, r in have.items() if key not in wanted and key[1] == 0]
     judged = _judged({r.pk for r in changed + orphans})
