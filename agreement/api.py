@@ -6,8 +6,8 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from annotation.db_text import storage_problem
-from annotation.permissions import IsAnalyst
+from annotation.core.db_text import storage_problem
+from annotation.core.permissions import IsAnalyst
 
 from .models import MetricRun, Report
 from .services.metric_scores import DEFAULT_METRICS, metric_run_start

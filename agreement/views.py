@@ -9,8 +9,8 @@ from django.urls import reverse
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_POST
 
-from annotation.db_text import storage_problem
-from annotation.permissions import analyst_required
+from annotation.core.db_text import storage_problem
+from annotation.core.permissions import analyst_required
 from judging.selectors import BASE_SPLITS, category_names, judge_names
 
 from .models import Report, ReportFile

@@ -1,6 +1,6 @@
 from rest_framework.routers import DefaultRouter
 
-from . import api
+from annotation.engine import api
 
 router = DefaultRouter()
 router.include_format_suffixes = False  # `.json` suffixes add URLs our actions do not take

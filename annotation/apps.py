@@ -7,4 +7,7 @@ class AnnotationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from . import checks, hits  # noqa: F401  deployment checks; the engine's HIT types
+        # Deployment checks, and the dataset-building HIT types (judging registers its own the
+        # same way): importing registers them, after every app's models are loaded.
+        from annotation.core import checks  # noqa: F401
+        from annotation.pipeline import hit_types  # noqa: F401

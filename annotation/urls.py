@@ -1,6 +1,7 @@
 from django.urls import path
 
-from .views import external, work
+from annotation.engine import views as work
+from annotation.providers import views as external
 
 app_name = "annotation"
 

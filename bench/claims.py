@@ -36,9 +36,9 @@ def _setup_database() -> None:
 def run(workers: int, tasks: int, n: int) -> dict:
     from django.db import connections
 
+    from annotation.engine.services.claims import task_claim_next
+    from annotation.engine.services.submissions import assignment_submit
     from annotation.models import Assignment
-    from annotation.services.claims import task_claim_next
-    from annotation.services.submissions import assignment_submit
     from tests.factories import make_batch, make_workers
 
     batch = make_batch(tasks, n=n)

@@ -122,9 +122,9 @@ def _transport_floor(server, calls: int, concurrency: int) -> float:
     the loopback server and httpx alone allow right now."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from annotation.llm_client import ChatClient, ProviderConfig
+    from annotation.core.clients.llm import ChatClient, LlmEndpoint
 
-    client = ChatClient(ProviderConfig(base_url=server.base_url, model="floor"))
+    client = ChatClient(LlmEndpoint(base_url=server.base_url, model="floor"))
     messages = [{"role": "user", "content": "Response A: one. Response B: two. " * 40}]
     t0 = time.perf_counter()
     with ThreadPoolExecutor(concurrency) as pool:

@@ -52,9 +52,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "annotation.middleware.ContentSecurityPolicyMiddleware",
+    "annotation.core.middleware.ContentSecurityPolicyMiddleware",
     "axes.middleware.AxesMiddleware",  # a locked-out sign-in → 429 (annotation.core.lockout)
-    "annotation.outage.DatabaseUnavailableMiddleware",  # last: DB outage → 503, not a bare 500
+    "annotation.core.outage.DatabaseUnavailableMiddleware",  # last: DB outage → 503, not a bare 500
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -70,7 +70,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "annotation.context_processors.roles",
+                "annotation.core.context_processors.roles",
             ],
         },
     },
@@ -87,7 +87,7 @@ DATABASES = {
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = env_bool("DATABASE_CONN_HEALTH_CHECKS", True)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["ENGINE"] = "config.postgresql"  # the same, with a cheaper ping
-    # The hot-path statements (annotation.rows) are prepared once per kept connection; the
+    # The hot-path statements (annotation.core.sql) are prepared once per kept connection; the
     # ORM's own queries never are (Django binds their parameters client-side). Not with a
     # connection per request (preparing would only add a round trip), nor behind a pooler that
     # cannot keep them (PgBouncer in transaction mode without max_prepared_statements).
@@ -116,7 +116,7 @@ AUTH_PASSWORD_VALIDATORS = [
 # Axes first: it refuses a locked-out account or address before any password is checked.
 # Then the same checks as Django's ModelBackend, loading roles with the user in one query.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend",
-                           "annotation.auth_backend.RoleAwareBackend"]
+                           "annotation.core.auth_backend.RoleAwareBackend"]
 
 # --- Failed sign-ins (django-axes; annotation/core/lockout.py) ------------------------------
 # LOGIN_FAILURE_LIMIT failed passwords for one account, or failed passwords / API tokens from
@@ -224,7 +224,7 @@ REST_FRAMEWORK = {
         "annotation.core.lockout.LockoutTokenAuthentication",  # wrong tokens count (axes)
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["annotation.permissions.IsAdmin"],
+    "DEFAULT_PERMISSION_CLASSES": ["annotation.core.permissions.IsAdmin"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # ?limit= at most annotation.core.rest.MAX_PAGE_SIZE (clamped); JSON bodies at most
     # MAX_JSON_DEPTH deep (400 beyond).
@@ -296,7 +296,10 @@ PROLIFIC_COMPLETE_URL = env_str(
 PROLIFIC_FEE_RATE = env_float("PROLIFIC_FEE_RATE", 0.3333)  # service fee on rewards and bonuses
 PROLIFIC_TIMEOUT = env_float("PROLIFIC_TIMEOUT", 20.0)
 PROVIDER_SYNC_SECONDS = env_float("PROVIDER_SYNC_SECONDS", 300.0)
-CELERY_IMPORTS = ["annotation.providers.tasks", "annotation.pipeline.tasks", "judging.judges.tasks"]
+CELERY_IMPORTS = [
+    "annotation.engine.tasks", "annotation.providers.tasks", "annotation.pipeline.tasks",
+    "judging.judges.tasks",
+]
 CELERY_BEAT_SCHEDULE["provider-sync"] = {
     "task": "annotation.providers.tasks.sync_all", "schedule": PROVIDER_SYNC_SECONDS,
 }

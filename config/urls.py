@@ -20,7 +20,7 @@ urlpatterns = [
     path("api/", include("annotation.api_urls")),
     path("eval/", include("judging.urls")),
     path("reports/", include("agreement.urls")),
-    path("pipeline/", include("annotation.pipeline_urls")),
+    path("pipeline/", include("annotation.pipeline.urls")),
     path("", include("annotation.urls")),
 ]
 

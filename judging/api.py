@@ -7,8 +7,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.db_text import storage_problem
-from annotation.permissions import IsAdmin, IsAnalyst
+from annotation.core.db_text import storage_problem
+from annotation.core.permissions import IsAdmin, IsAnalyst
 
 from .leaderboards import leaderboard_build, score_leaderboard_build
 from .models import EvalModel

@@ -19,11 +19,11 @@ from django.utils import timezone
 from PIL import Image as PILImage
 from PIL import ImageDraw
 
+from annotation.engine.services.batches import batch_create_from_rows, batch_set_status
+from annotation.engine.services.claims import task_claim_next
+from annotation.engine.services.submissions import assignment_submit
+from annotation.engine.services.workers import worker_for_external, worker_for_user
 from annotation.models import Batch, Image, Instance, InstanceImage, InstructionFamily
-from annotation.services.batches import batch_create_from_rows, batch_set_status
-from annotation.services.claims import task_claim_next
-from annotation.services.submissions import assignment_submit
-from annotation.services.workers import worker_for_external, worker_for_user
 
 from .leaderboards import leaderboard_build
 from .models import Comparison, EvalModel, Response

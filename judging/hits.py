@@ -11,7 +11,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from annotation.hits import HitType, register
+from annotation.engine.hit_types import HitType, register
 
 from .models import Comparison, Judgment, Response
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make check-prod: Django's `check --deploy` plus our own checks (annotation/checks.py) with the
+# make check-prod: Django's `check --deploy` plus our own checks (annotation/core/checks.py) with the
 # documented production environment (.env.example's values, a generated secret).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -2,9 +2,9 @@
 import itertools
 from decimal import Decimal
 
+from annotation.engine.services.batches import batch_create_from_rows, batch_set_status
+from annotation.engine.services.workers import worker_for_external
 from annotation.models import Batch
-from annotation.services.batches import batch_create_from_rows, batch_set_status
-from annotation.services.workers import worker_for_external
 
 _ids = itertools.count(1)
 

@@ -38,11 +38,11 @@ def fuzz_world(admin, alice, settings):
     from rest_framework.authtoken.models import Token
 
     from agreement.models import MetricRun, Report, ReportFile
+    from annotation.engine.services.batches import batch_create_from_rows, batch_set_status
+    from annotation.engine.services.claims import task_claim_next
+    from annotation.engine.services.submissions import assignment_submit
+    from annotation.engine.services.workers import worker_for_user
     from annotation.models import Batch
-    from annotation.services.batches import batch_create_from_rows, batch_set_status
-    from annotation.services.claims import task_claim_next
-    from annotation.services.submissions import assignment_submit
-    from annotation.services.workers import worker_for_user
     from judging.judges.models import Judge
     from judging.judges.services import judge_run_start
     from judging.models import Comparison
@@ -247,8 +247,8 @@ def test_batch_schema_says_required_qualification_may_be_null(admin_client_):
 
 @pytest.fixture
 def alice_assignment(alice):
-    from annotation.services.claims import task_claim_next
-    from annotation.services.workers import worker_for_user
+    from annotation.engine.services.claims import task_claim_next
+    from annotation.engine.services.workers import worker_for_user
     from tests.factories import make_batch
 
     batch = make_batch(1, n=1)

@@ -14,7 +14,7 @@ def test_documented_production_env_passes_deploy_checks():
 
 
 def test_our_checks_refuse_http_base_url_and_missing_broker(settings):
-    from annotation.checks import production_settings
+    from annotation.core.checks import production_settings
 
     settings.PUBLIC_BASE_URL = "http://eval.example.org"
     settings.CELERY_BROKER_URL = ""

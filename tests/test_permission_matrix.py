@@ -215,8 +215,8 @@ def test_every_url_has_an_explicit_permission():
 def world(db, alice, bob, analyst, admin):
     """Real objects for every URL parameter; the assignment is leased to the annotator."""
     from agreement.models import MetricRun, Report, ReportFile
-    from annotation.services.claims import task_claim_next
-    from annotation.services.workers import worker_for_user
+    from annotation.engine.services.claims import task_claim_next
+    from annotation.engine.services.workers import worker_for_user
     from judging.judges.models import Judge, JudgeRun
     from judging.models import EvalModel
     from tests.factories import make_batch

@@ -108,10 +108,10 @@ def fuzz_world(world, django_user_model, monkeypatch):  # noqa: F811  (pytest's 
     refuse to call out (a RuntimeError by design); a real request has no transaction
     (no ATOMIC_REQUESTS), so the guard is lifted here and ``loopback_only`` refuses the call
     itself: a launch answers as it would with the marketplace unreachable."""
+    from annotation.engine.services.claims import task_claim_next
+    from annotation.engine.services.submissions import assignment_submit
+    from annotation.engine.services.workers import worker_for_external
     from annotation.models import Assignment
-    from annotation.services.claims import task_claim_next
-    from annotation.services.submissions import assignment_submit
-    from annotation.services.workers import worker_for_external
     from tests.factories import make_batch, publish_on_mturk, publish_on_prolific
 
     monkeypatch.setattr("annotation.providers.services._outside_transaction", lambda: None)
@@ -544,8 +544,8 @@ def test_staff_without_model_permissions_get_403_on_the_custom_admin_views(staff
 ])
 def test_json_bodies_nested_too_deep_are_a_400(alice, alice_client, body):
     # json.loads raised RecursionError (a 500) at about 1,000 levels.
-    from annotation.services.claims import task_claim_next
-    from annotation.services.workers import worker_for_user
+    from annotation.engine.services.claims import task_claim_next
+    from annotation.engine.services.workers import worker_for_user
     from tests.factories import make_batch
 
     assignment = task_claim_next(batch=make_batch(1, n=1), worker=worker_for_user(alice))

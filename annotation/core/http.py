@@ -5,13 +5,13 @@ hold what no text column can: a NUL, which PostgreSQL refuses in any query param
 there, a silent miss on SQLite). ``request_text`` answers such a value, and one longer than the
 column it is compared with, with a 400 before it reaches the ORM, the same on both databases.
 The API does the same with DRF's ``ValidationError`` (``judging.api._params``); JSON values are
-checked by ``annotation.db_text.storage_problem`` where they are stored.
+checked by ``annotation.core.db_text.storage_problem`` where they are stored.
 """
 from __future__ import annotations
 
 from django.core.exceptions import BadRequest
 
-from annotation.db_text import storage_problem
+from annotation.core.db_text import storage_problem
 
 
 def request_text(params, name: str, default: str = "", *, max_length: int) -> str:

@@ -18,7 +18,7 @@ from rest_framework import pagination, parsers
 from rest_framework.exceptions import ParseError
 
 MAX_PAGE_SIZE = 1000
-MAX_JSON_DEPTH = 50  # storage_problem (annotation.db_text) checks as deep
+MAX_JSON_DEPTH = 50  # storage_problem (annotation.core.db_text) checks as deep
 
 
 class LimitOffsetPagination(pagination.LimitOffsetPagination):

@@ -3,7 +3,7 @@
 
 from django.db import migrations, models
 
-from annotation.migration_ops import AddIndexConcurrently
+from annotation.core.migration_ops import AddIndexConcurrently
 
 
 class Migration(migrations.Migration):

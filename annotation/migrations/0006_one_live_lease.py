@@ -35,7 +35,7 @@ def expire_all_but_the_newest_lease(apps, schema_editor):
 
 class AddConstraintConcurrently(migrations.AddConstraint):
     """A partial unique constraint as ``CREATE UNIQUE INDEX CONCURRENTLY`` on PostgreSQL (the
-    constraint counterpart of ``annotation.migration_ops.AddIndexConcurrently``), after dropping
+    constraint counterpart of ``annotation.core.migration_ops.AddIndexConcurrently``), after dropping
     an invalid index an earlier failed build left; as usual elsewhere. Needs ``atomic = False``."""
 
     def database_forwards(self, app_label, schema_editor, from_state, to_state):

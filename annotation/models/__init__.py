@@ -1,14 +1,5 @@
 """Models of the annotation app: the engine and the benchmark content."""
-from ..providers.models import (  # provider-side records (issue 7)
-    Bonus,
-    MarketplaceBatch,
-    ProviderAction,
-    ProviderConfig,
-    ProviderHit,
-    ProviderSubmission,
-    QualificationPush,
-)
-from .content import (
+from annotation.models.content import (
     ConversationTurn,
     Image,
     Instance,
@@ -16,13 +7,22 @@ from .content import (
     InstructionFamily,
     ScoreRubric,
 )
-from .engine import (
+from annotation.models.engine import (
     Assignment,
     Batch,
     Qualification,
     QualificationGrant,
     Task,
     Worker,
+)
+from annotation.providers.models import (  # provider-side records (issue 7)
+    Bonus,
+    MarketplaceBatch,
+    ProviderAction,
+    ProviderConfig,
+    ProviderHit,
+    ProviderSubmission,
+    QualificationPush,
 )
 
 __all__ = [

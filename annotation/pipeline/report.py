@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping
 
-from ..core import csv_safety
+from annotation.core import csv_safety
 
 COLUMNS = ("overall", "single", "multi")
 ROWS = (("correct", "LLM reference correct (%)"), ("problem_in_caption", "Problem in caption (%)"),

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from django.db.models import Count, F, Q
 
-from ..models import Batch, Instance, Task
-from .report import table2
-from .services import HIT_INSTRUCTION, PUSHABLE
+from annotation.models import Batch, Instance, Task
+from annotation.pipeline.report import table2
+from annotation.pipeline.services import HIT_INSTRUCTION, PUSHABLE
 
 Stage, Status, Reason = Instance.Stage, Instance.ReferenceStatus, Instance.RejectionReason
 

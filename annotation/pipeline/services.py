@@ -19,12 +19,20 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from ..llm_client import ProviderError, estimate_cost, text_message
-from ..models import Assignment, Batch, Image, Instance, InstanceImage, InstructionFamily, Task
-from ..services.batches import batch_create_from_rows, batch_set_status
-from .llm import llm_configured, provider_config, reference_client
-from .prompts import PROMPT_VERSION, build_reference_prompt
-from .verdict import decide_verification
+from annotation.core.clients.llm import LlmError, estimate_cost, text_message
+from annotation.engine.services.batches import batch_create_from_rows, batch_set_status
+from annotation.models import (
+    Assignment,
+    Batch,
+    Image,
+    Instance,
+    InstanceImage,
+    InstructionFamily,
+    Task,
+)
+from annotation.pipeline.llm import llm_configured, llm_endpoint, reference_client
+from annotation.pipeline.prompts import PROMPT_VERSION, build_reference_prompt
+from annotation.pipeline.verdict import decide_verification
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +167,7 @@ def captions_record(*, assignment: Assignment) -> bool:
 
 
 def _after_commit_generate(instance_id: int) -> None:
-    from .tasks import generate_reference
+    from annotation.pipeline.tasks import generate_reference
 
     transaction.on_commit(lambda: generate_reference.delay(instance_id), robust=True)
 
@@ -171,7 +179,7 @@ def reference_generate(instance_id: int) -> str:
 
     Returns ``generated``, ``skipped`` (not in this stage any more), ``not_configured``,
     ``failed`` (non-retryable provider error or refusal, recorded in ``reference_meta``).
-    Raises ``ProviderError`` with ``retryable`` set so the Celery task can retry later.
+    Raises ``LlmError`` with ``retryable`` set so the Celery task can retry later.
     """
     instance = Instance.objects.filter(pk=instance_id).first()
     if instance is None or instance.stage != Stage.REFERENCE:
@@ -184,7 +192,7 @@ def reference_generate(instance_id: int) -> str:
     except ValueError as exc:
         _record_error(instance.pk, str(exc))
         return "failed"
-    config = provider_config()
+    config = llm_endpoint()
     try:
         with reference_client() as client:
             result = client.complete(
@@ -192,7 +200,7 @@ def reference_generate(instance_id: int) -> str:
                 max_tokens=settings.LLM_REFERENCE_MAX_TOKENS,
                 idempotency_key=f"reference-{instance.uuid}",
             )
-    except ProviderError as exc:
+    except LlmError as exc:
         _record_error(instance.pk, str(exc)[:500])
         if exc.retryable:
             raise
@@ -284,7 +292,7 @@ def pipeline_push(stage: str, *, limit: int | None = None) -> int:
 
 def images_fetch_queue(*, limit: int | None = None) -> int:
     """Queue downloads (after commit) of images that only have a URL so far."""
-    from .tasks import fetch_image
+    from annotation.pipeline.tasks import fetch_image
 
     ids = list(Image.objects.filter(fetch_status=Image.FetchStatus.PENDING)
                .exclude(source_url="").order_by("pk").values_list("pk", flat=True)[:limit])

@@ -5,9 +5,9 @@ import random
 
 from celery import shared_task
 
-from ..imports.images import image_fetch_pending
-from ..llm_client import ProviderError
-from .services import reference_generate
+from annotation.content.imports.images import image_fetch_pending
+from annotation.core.clients.llm import LlmError
+from annotation.pipeline.services import reference_generate
 
 MAX_RETRIES = 5
 
@@ -23,7 +23,7 @@ def retry_countdown(retries: int, rnd: random.Random | None = None) -> float:
 def generate_reference(self, instance_id: int) -> str:
     try:
         return reference_generate(instance_id)
-    except ProviderError as exc:  # only retryable ones reach here
+    except LlmError as exc:  # only retryable ones reach here
         if self.request.is_eager:
             # Eager mode (no broker, laptop) propagates Retry instead of re-running; re-run here,
             # without the countdown, as a worker would after it.

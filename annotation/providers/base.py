@@ -8,23 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from .costs import FeeSchedule
-
-
-class ProviderError(Exception):
-    """A marketplace call failed; ``definite`` is True when nothing can have happened remotely."""
-
-    def __init__(self, message: str, *, definite: bool = True):
-        super().__init__(message)
-        self.definite = definite
-
-
-class NotSupported(ProviderError):
-    """This marketplace has no such operation."""
-
-
-class ProductionNotConfirmed(ProviderError):
-    """Production mode is on but this launch was not explicitly confirmed."""
+from annotation.core.clients.errors import MarketplaceError, NotSupported
+from annotation.providers.costs import FeeSchedule
 
 
 @dataclass(frozen=True)
@@ -88,7 +73,7 @@ class Provider:
         return FeeSchedule()
 
     def check_ready(self, ctx: LaunchContext) -> None:
-        """Raise ``ProviderError`` when a launch cannot go ahead (settings, confirmation)."""
+        """Raise ``MarketplaceError`` when a launch cannot go ahead (settings, confirmation)."""
 
     def launch_units(self, batch, tasks) -> list[HitSpec]:
         return []
@@ -162,8 +147,8 @@ def register(cls: type[Provider]) -> type[Provider]:
 def get_provider(name: str) -> Provider:
     """A fresh provider for ``name`` ("local", "mturk", "prolific")."""
     if name not in _REGISTRY:
-        from . import mturk, prolific  # noqa: F401  (registers themselves)
+        from annotation.providers import mturk, prolific  # noqa: F401  (registers themselves)
     try:
         return _REGISTRY[name]()
     except KeyError:
-        raise ProviderError(f"Unknown provider {name!r}") from None
+        raise MarketplaceError(f"Unknown provider {name!r}") from None

@@ -8,7 +8,7 @@ import uuid
 from django.db import models
 from django.db.models import Q
 
-from ..models.engine import Assignment, Batch, Task, Worker
+from annotation.models.engine import Assignment, Batch, Task, Worker
 
 PROVIDERS = Worker.Provider.choices
 

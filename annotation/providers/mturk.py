@@ -14,18 +14,17 @@ from xml.sax.saxutils import escape
 from django.conf import settings
 from django.urls import reverse
 
-from . import mturk_client
-from .base import (
+from annotation.core.clients import mturk as mturk_client
+from annotation.core.clients.errors import MarketplaceError, ProductionNotConfirmed
+from annotation.providers.base import (
     CreatedHit,
     HitSpec,
     LaunchContext,
-    ProductionNotConfirmed,
     Provider,
-    ProviderError,
     RemoteSubmission,
     register,
 )
-from .costs import FeeSchedule
+from annotation.providers.costs import FeeSchedule
 
 APPROVAL_RATE_QUAL = "000000000000000000L0"
 LOCALE_QUAL = "00000000000000000071"
@@ -80,7 +79,7 @@ class MTurkProvider(Provider):
     # --- launch ---------------------------------------------------------------------------
     def check_ready(self, ctx: LaunchContext) -> None:
         if not settings.PUBLIC_BASE_URL.startswith("https://"):
-            raise ProviderError("PUBLIC_BASE_URL must be an https address for MTurk's "
+            raise MarketplaceError("PUBLIC_BASE_URL must be an https address for MTurk's "
                                 f"ExternalQuestion (it is {settings.PUBLIC_BASE_URL!r}).")
         self._launch = ctx
         if mturk_client.is_production() and not ctx.production_confirmed:
@@ -151,7 +150,7 @@ class MTurkProvider(Provider):
             return match.group(0)
         found = self.find_hit(spec.annotation)
         if not found:
-            raise ProviderError(f"MTurk says the HIT for {spec.annotation} exists, "
+            raise MarketplaceError(f"MTurk says the HIT for {spec.annotation} exists, "
                                 "but it could not be found") from exc
         return found
 

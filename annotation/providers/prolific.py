@@ -13,17 +13,16 @@ import httpx
 from django.conf import settings
 from django.urls import reverse
 
-from .base import (
+from annotation.core.clients.errors import MarketplaceError, NotSupported
+from annotation.providers.base import (
     CreatedHit,
     HitSpec,
     LaunchContext,
-    NotSupported,
     Provider,
-    ProviderError,
     RemoteSubmission,
     register,
 )
-from .costs import FeeSchedule
+from annotation.providers.costs import FeeSchedule
 
 _STATUS = {"AWAITING REVIEW": "submitted", "APPROVED": "approved", "REJECTED": "rejected"}
 _URL_PARAMS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
@@ -47,7 +46,7 @@ class ProlificProvider(Provider):
     def http(self) -> httpx.Client:
         if self._http is None:
             if not settings.PROLIFIC_API_TOKEN:
-                raise ProviderError("PROLIFIC_API_TOKEN is not set.")
+                raise MarketplaceError("PROLIFIC_API_TOKEN is not set.")
             self._http = httpx.Client(
                 base_url=settings.PROLIFIC_BASE_URL.rstrip("/") + "/",
                 headers={"Authorization": f"Token {settings.PROLIFIC_API_TOKEN}"},
@@ -59,9 +58,9 @@ class ProlificProvider(Provider):
         try:
             response = self.http().request(method, path, json=json, params=params)
         except httpx.TransportError as exc:
-            raise ProviderError(f"Prolific {method} {path}: {exc}", definite=False) from exc
+            raise MarketplaceError(f"Prolific {method} {path}: {exc}", definite=False) from exc
         if response.status_code >= 400:
-            raise ProviderError(
+            raise MarketplaceError(
                 f"Prolific {method} {path}: HTTP {response.status_code}: {response.text[:300]}",
                 definite=response.status_code < 500,
             )
@@ -73,9 +72,9 @@ class ProlificProvider(Provider):
     # --- launch ---------------------------------------------------------------------------
     def check_ready(self, ctx: LaunchContext) -> None:
         if not settings.PUBLIC_BASE_URL.startswith("https://"):
-            raise ProviderError("PUBLIC_BASE_URL must be an https address for Prolific.")
+            raise MarketplaceError("PUBLIC_BASE_URL must be an https address for Prolific.")
         if not ctx.completion_code:
-            raise ProviderError("The batch has no completion code.")
+            raise MarketplaceError("The batch has no completion code.")
         self.http()
 
     def launch_units(self, batch, tasks) -> list[HitSpec]:

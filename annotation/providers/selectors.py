@@ -4,10 +4,10 @@ from decimal import Decimal
 
 from django.db.models import Count, Q
 
-from ..models import Assignment, Batch, Task, Worker
-from .base import get_provider
-from .costs import ZERO, CostEstimate, estimate
-from .models import Bonus, ProviderHit, ProviderSubmission
+from annotation.models import Assignment, Batch, Task, Worker
+from annotation.providers.base import get_provider
+from annotation.providers.costs import ZERO, CostEstimate, estimate
+from annotation.providers.models import Bonus, ProviderHit, ProviderSubmission
 
 _COMMITTED_BONUS = (Bonus.Status.PENDING, Bonus.Status.SENDING, Bonus.Status.PAID,
                     Bonus.Status.UNCERTAIN)

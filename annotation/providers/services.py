@@ -18,12 +18,17 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from ..models import Assignment, Batch, Qualification, QualificationGrant, Task, Worker
-from ..services.batches import batch_set_status
-from ..services.workers import worker_block, worker_unblock
-from .base import LaunchContext, NotSupported, Provider, ProviderError, get_provider
-from .costs import budget_check, cents
-from .models import (
+from annotation.core.clients.errors import MarketplaceError, NotSupported
+from annotation.engine.services.batches import batch_set_status
+from annotation.engine.services.workers import worker_block, worker_unblock
+from annotation.models import Assignment, Batch, Qualification, QualificationGrant, Task, Worker
+from annotation.providers.base import (
+    LaunchContext,
+    Provider,
+    get_provider,
+)
+from annotation.providers.costs import budget_check, cents
+from annotation.providers.models import (
     Bonus,
     ProviderAction,
     ProviderConfig,
@@ -31,13 +36,13 @@ from .models import (
     ProviderSubmission,
     QualificationPush,
 )
-from .selectors import batch_costs
+from annotation.providers.selectors import batch_costs
 
 _DONE = (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED, Assignment.Status.REJECTED)
 _TOKEN_MEMORY = timedelta(hours=23)  # MTurk forgets UniqueRequestTokens after 24 hours
 
 
-class LaunchIncomplete(ProviderError):
+class LaunchIncomplete(MarketplaceError):
     """Some units were published, then a call failed; re-running the launch resumes."""
 
 
@@ -171,7 +176,7 @@ def batch_launch(batch: Batch, *, actor: str = "", production_confirmed: bool = 
                 created = provider.create_hit(unit, ctx, prepared)
                 created_id, hit_type = created.external_id, created.hit_type_id
                 expires, reused = created.expires_at, created.already_existed
-        except ProviderError as exc:
+        except MarketplaceError as exc:
             _log(batch, provider.name, "launch", unit.annotation, False, exc, actor)
             raise LaunchIncomplete(
                 f"Published {report.created + report.reused} of {report.total} units of "
@@ -197,7 +202,7 @@ def _each_hit(batch: Batch, statuses, action: str, call, new_status: str, actor:
     for hit in ProviderHit.objects.filter(batch=batch, status__in=statuses).exclude(external_id=""):
         try:
             call(provider, hit)
-        except ProviderError as exc:
+        except MarketplaceError as exc:
             errors.append(f"{hit.external_id}: {exc}")
             _log(batch, provider.name, action, hit.external_id, False, exc, actor)
             continue
@@ -259,7 +264,7 @@ def batch_sync(batch: Batch, *, actor: str = "") -> SyncReport:
     for hit in ProviderHit.objects.filter(batch=batch).exclude(external_id=""):
         try:
             remote = list(provider.list_submissions(hit.external_id))
-        except ProviderError as exc:
+        except MarketplaceError as exc:
             report.errors.append(f"{hit.external_id}: {exc}")
             _log(batch, provider.name, "sync", hit.external_id, False, exc, actor)
             continue
@@ -321,7 +326,7 @@ def _review(batch: Batch, report: SyncReport, actor: str) -> None:
             else:
                 report.rejected += int(assignment_reject(assignment, reason=note,
                                                          actor=actor or "sync"))
-        except ProviderError as exc:
+        except MarketplaceError as exc:
             report.errors.append(f"{submission.external_id}: {exc}")
 
 
@@ -361,7 +366,7 @@ def _decide(assignment: Assignment, status: str, action: str, note: str, actor: 
     if remote:
         try:
             getattr(provider, action)(remote, note)
-        except ProviderError as exc:
+        except MarketplaceError as exc:
             _log(assignment.batch, provider.name, action, remote, False, exc, actor)
             raise
     flipped = Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.SUBMITTED) \
@@ -425,7 +430,7 @@ def _send_bonus(bonus: Bonus, provider: Provider, assignment: Assignment, actor:
             status=Bonus.Status.SENDING):
         bonus.refresh_from_db()
         if bonus.status == Bonus.Status.UNCERTAIN:
-            raise ProviderError(f"Bonus {bonus.uuid} may have been paid: check on "
+            raise MarketplaceError(f"Bonus {bonus.uuid} may have been paid: check on "
                                 f"{provider.name} and mark it paid or failed by hand.")
         return bonus  # paid already, or another caller is sending it right now
     remote = _remote_assignment(assignment)
@@ -436,7 +441,7 @@ def _send_bonus(bonus: Bonus, provider: Provider, assignment: Assignment, actor:
                 worker_id=assignment.worker.external_id, assignment_id=remote,
                 amount=bonus.amount, reason=bonus.reason, token=bonus.token,
                 hit_id=assignment.provider_hit_id)
-        except ProviderError as exc:
+        except MarketplaceError as exc:
             status = Bonus.Status.FAILED if exc.definite else Bonus.Status.UNCERTAIN
             Bonus.objects.filter(pk=bonus.pk).update(status=status, error=str(exc)[:500])
             _log(bonus.batch, provider.name, "bonus", bonus.token, False, exc, actor)
@@ -514,7 +519,7 @@ def qualification_push(*, actor: str = "") -> int:
                 provider.grant_qualification(type_id, grant.worker.external_id)
         except NotSupported:
             continue
-        except ProviderError as exc:
+        except MarketplaceError as exc:
             _log(None, provider.name, "qualification", str(grant), False, exc, actor)
             continue
         QualificationPush.objects.update_or_create(
@@ -547,7 +552,7 @@ def _remote_worker_call(worker: Worker, action: str, call, actor: str) -> None:
         call(provider)
     except NotSupported:
         return
-    except ProviderError as exc:
+    except MarketplaceError as exc:
         _log(None, provider.name, action, worker.external_id, False, exc, actor)
         raise
     _log(None, provider.name, action, worker.external_id, True, "", actor)

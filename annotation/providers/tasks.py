@@ -1,8 +1,8 @@
 """Celery tasks of the providers: each takes ids, calls one service, is safe to run twice."""
 from celery import shared_task
 
-from ..models import Batch
-from . import services
+from annotation.models import Batch
+from annotation.providers import services
 
 
 @shared_task(name="annotation.providers.tasks.sync_all")

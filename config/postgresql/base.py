@@ -8,7 +8,7 @@ An idle connection has nothing to read: when the server closes it (restart, term
 backend) the socket turns readable (its goodbye message, then EOF). So the socket is polled
 first, and pinged the usual way only when it is readable, not idle, or after an error.
 
-The hot path's prepared statements (annotation.rows) stay valid until the schema under them
+The hot path's prepared statements (annotation.core.sql) stay valid until the schema under them
 changes (a migration run from another machine: "cached plan must not change result type") or
 a pooler drops them. A failure of one marks the connection, and Django's end-of-request check
 then closes it instead of keeping it: the next request starts with no stale statements.

@@ -29,7 +29,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.db_text import storage_problem
+from annotation.core.db_text import storage_problem
 from annotation.models import Instance
 
 from ..models import Comparison, EvalModel, Judgment, Response

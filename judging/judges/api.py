@@ -6,7 +6,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.response import Response
 
-from annotation.permissions import IsAdmin, IsAnalyst
+from annotation.core.permissions import IsAdmin, IsAnalyst
 
 from .models import JudgeRun
 from .selectors import run_progress

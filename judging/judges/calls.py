@@ -31,15 +31,15 @@ from django.db import connection
 from django.db.models import F, Q
 from django.utils import timezone
 
-from annotation.llm_client import (
+from annotation.core.clients.llm import (
     ChatClient,
-    ProviderConfig,
-    ProviderError,
+    LlmEndpoint,
+    LlmError,
     RateLimiter,
     estimate_cost,
     multimodal_message,
 )
-from annotation.rows import column_list, insert_params, insertable_fields
+from annotation.core.sql import column_list, insert_params, insertable_fields
 from judging.parsers import (
     parse_direct_grade,
     parse_extraction,
@@ -147,7 +147,7 @@ def client_for(judge: Judge) -> ChatClient:
             limiter = None
             if judge.requests_per_minute or judge.tokens_per_minute:
                 limiter = RateLimiter(judge.requests_per_minute, judge.tokens_per_minute)
-            config = ProviderConfig(
+            config = LlmEndpoint(
                 base_url=judge.base_url, api_key=api_key, model=judge.model_name,
                 timeout_s=judge.timeout_s, max_retries=judge.max_retries,
                 backoff_base_s=judge.backoff_base_s, backoff_max_s=judge.backoff_max_s)
@@ -302,7 +302,7 @@ class LiveCaller:
             result = client_for(judge).complete(
                 messages, temperature=judge.temperature, max_tokens=max_tokens, seed=seed,
                 idempotency_key=key)
-        except (ProviderError, CallFailed) as exc:
+        except (LlmError, CallFailed) as exc:
             self.failed += 1
             JudgeCall.objects.filter(idempotency_key=key, claim_token=token).update(
                 status=JudgeCall.Status.FAILED, error=str(exc)[:500], lease_expires_at=None,

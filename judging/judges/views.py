@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from annotation.permissions import admin_required, analyst_required
+from annotation.core.permissions import admin_required, analyst_required
 
 from .models import Judge, JudgeCall, JudgeRun
 from .selectors import (

@@ -21,8 +21,8 @@ from itertools import combinations
 
 from django.db import transaction
 
+from annotation.engine.services.batches import batch_create_from_rows
 from annotation.models import Batch, Instance
-from annotation.services.batches import batch_create_from_rows
 
 from ..models import Comparison, EvalModel, Response
 from .responses import reference_responses_sync

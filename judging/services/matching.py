@@ -13,7 +13,7 @@ Two identity rules, one per kind of file:
 """
 from collections import defaultdict
 
-from annotation.imports.images import image_for_url
+from annotation.content.imports.images import image_for_url
 from annotation.models import Instance, InstanceImage
 
 IMPORT_SOURCE = "import"  # the dataset of items created from a file that names none

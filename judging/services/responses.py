@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from annotation.db_text import storage_problem
+from annotation.core.db_text import storage_problem
+from annotation.engine.services.batches import RowError, rows_from_upload
 from annotation.models import ConversationTurn, Instance
-from annotation.services.batches import RowError, rows_from_upload
 
 from ..models import Comparison, EvalModel, Judgment, Response
 from .errors import ImportRejected, ImportReport

@@ -9,8 +9,8 @@ from django.shortcuts import render
 from django.utils.http import content_disposition_header
 
 from annotation.core.http import request_text
+from annotation.core.permissions import analyst_required
 from annotation.models import InstructionFamily
-from annotation.permissions import analyst_required
 
 from ..leaderboards import (
     category_win_rates,

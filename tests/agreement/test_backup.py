@@ -15,6 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from agreement.reports.data import ReportParams, build_report_data
 from django.contrib.auth.models import Group, Permission, User
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
@@ -30,12 +31,11 @@ from agreement.backup.contents import all_tables_models, study_models, tables_th
 from agreement.backup.manifest import FORMAT_VERSION, MANIFEST
 from agreement.backup.migration_state import database_state, latest_applied
 from agreement.models import MetricScore, Report
-from agreement.reports.data import ReportParams, build_report_data
 from agreement.services.reports import report_generate
+from annotation.engine.selectors import batch_cost, worker_gold_accuracy
 from annotation.models import Batch, Image, Worker
 from annotation.pipeline.selectors import stage_counts, verification_report
 from annotation.providers.selectors import batch_costs
-from annotation.selectors import batch_cost, worker_gold_accuracy
 from judging.judges.ablation import ablation_table
 from judging.judges.selectors import (
     judge_leaderboard,
@@ -124,7 +124,7 @@ def _stored_sha(name: str) -> str:
 
 
 def _demo_study():
-    from annotation.demo_pipeline import extend_demo as pipeline_demo
+    from annotation.pipeline.demo import extend_demo as pipeline_demo
     from judging.demo import load_demo
     from judging.judges.demo import extend_demo as judges_demo
 

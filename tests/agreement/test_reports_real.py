@@ -7,9 +7,9 @@ import io
 import krippendorff
 import numpy as np
 import pytest
-
 from agreement.reports.data import ReportParams, build_report_data
 from judging.services.judgment_io import judgments_import
+
 from tests.judging import builders
 from tests.support.shared_data import SHARED_DATA
 
@@ -21,7 +21,7 @@ VOTES = [(5, 0), (4, 1), (3, 2)]  # votes for the response copied from the refer
 def test_report_from_imported_visitbench_preferences():
     if not DATA.exists():
         pytest.skip(f"shared data absent ({SHARED_DATA})")
-    from annotation.dataset_formats import parse_visit_csv
+    from annotation.content.formats import parse_visit_csv
 
     records = parse_visit_csv(DATA).records
     rows = []

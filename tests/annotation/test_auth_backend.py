@@ -3,8 +3,8 @@ answers as Django's backend, and role changes visible on the very next request."
 import pytest
 from django.contrib.auth.models import Group
 
-from annotation.auth_backend import RoleAwareBackend
-from annotation.permissions import user_roles
+from annotation.core.auth_backend import RoleAwareBackend
+from annotation.core.permissions import user_roles
 
 pytestmark = pytest.mark.django_db
 

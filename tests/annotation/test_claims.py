@@ -5,14 +5,14 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from annotation.engine.services.batches import batch_set_status
+from annotation.engine.services.claims import task_claim_next, task_claim_specific
+from annotation.engine.services.errors import AssignmentConflict, NotEligible
+from annotation.engine.services.leases import leases_expire
+from annotation.engine.services.qualifications import qualification_grant
+from annotation.engine.services.submissions import assignment_return, assignment_submit
+from annotation.engine.services.workers import worker_block
 from annotation.models import Assignment, Batch, Qualification, Task
-from annotation.services.batches import batch_set_status
-from annotation.services.claims import task_claim_next, task_claim_specific
-from annotation.services.errors import AssignmentConflict, NotEligible
-from annotation.services.leases import leases_expire
-from annotation.services.qualifications import qualification_grant
-from annotation.services.submissions import assignment_return, assignment_submit
-from annotation.services.workers import worker_block
 from tests.factories import make_batch, make_workers
 
 pytestmark = pytest.mark.django_db

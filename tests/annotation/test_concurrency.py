@@ -5,9 +5,9 @@ from collections import Counter
 import pytest
 from django.db import connection, connections
 
+from annotation.engine.services.claims import task_claim_next
+from annotation.engine.services.submissions import assignment_submit
 from annotation.models import Assignment, Task
-from annotation.services.claims import task_claim_next
-from annotation.services.submissions import assignment_submit
 from tests.factories import make_batch, make_workers
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]

@@ -8,10 +8,10 @@ import pytest
 from django.core.exceptions import ValidationError
 from PIL import Image as PILImage
 
-from annotation.hits import get_hit_type
+from annotation.engine.hit_types import get_hit_type
+from annotation.engine.services.batches import RowError, batch_create_from_rows
 from annotation.models import Image, Instance, InstructionFamily
 from annotation.pipeline import services as pipeline
-from annotation.services.batches import RowError, batch_create_from_rows
 
 pytestmark = pytest.mark.django_db
 

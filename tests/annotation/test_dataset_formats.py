@@ -1,4 +1,4 @@
-"""Tests for annotation.dataset_formats on the real benchmark files and on bad input."""
+"""Tests for annotation.content.formats on the real benchmark files and on bad input."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from annotation.dataset_formats import (
+from annotation.content.formats import (
     CONVBENCH_COLUMNS,
     VISIT_MULTI_COLUMNS,
     VISIT_SINGLE_COLUMNS,

@@ -13,13 +13,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image as PILImage
 
+from annotation.engine.services.batches import RowError, batch_create_from_rows
+from annotation.engine.services.claims import task_claim_next
+from annotation.engine.services.errors import AnswerInvalid
+from annotation.engine.services.submissions import assignment_submit
+from annotation.engine.services.workers import worker_for_user
 from annotation.models import Assignment, Image, Instance, InstructionFamily
 from annotation.pipeline import services as pipeline
-from annotation.services.batches import RowError, batch_create_from_rows
-from annotation.services.claims import task_claim_next
-from annotation.services.errors import AnswerInvalid
-from annotation.services.submissions import assignment_submit
-from annotation.services.workers import worker_for_user
 from tests.annotation.test_import_properties import (
     JSONISH,
     NASTY,

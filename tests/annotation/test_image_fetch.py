@@ -1,4 +1,4 @@
-"""Tests for annotation.image_fetch: SSRF refusals, caps, bombs, happy path."""
+"""Tests for annotation.core.image_fetch: SSRF refusals, caps, bombs, happy path."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from PIL import Image
 
-from annotation import image_fetch
-from annotation.image_fetch import (
+from annotation.core import image_fetch
+from annotation.core.image_fetch import (
     ImageFetchError,
     fetch_image,
     is_public_address,

@@ -18,7 +18,8 @@ from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from annotation.dataset_formats import (
+from annotation.content.exports import dump_jsonl
+from annotation.content.formats import (
     ConvBenchRecord,
     HumanVerification,
     ImageRef,
@@ -30,14 +31,14 @@ from annotation.dataset_formats import (
     write_convbench_xlsx,
     write_visit_csv,
 )
-from annotation.exports import dump_jsonl
-from annotation.image_fetch import ImageFetchError
-from annotation.imports.common import ImportFailed
-from annotation.imports.convbench import import_convbench
-from annotation.imports.images import image_store_bytes
-from annotation.imports.jsonl_dump import import_jsonl_dump
-from annotation.imports.prometheus import import_prometheus
-from annotation.imports.visitbench import import_visitbench
+from annotation.content.imports.common import ImportFailed
+from annotation.content.imports.convbench import import_convbench
+from annotation.content.imports.images import image_store_bytes
+from annotation.content.imports.jsonl_dump import import_jsonl_dump
+from annotation.content.imports.prometheus import import_prometheus
+from annotation.content.imports.visitbench import import_visitbench
+from annotation.core.image_fetch import ImageFetchError
+from annotation.engine.services.batches import RowError, batch_create_from_rows, rows_from_upload
 from annotation.models import (
     ConversationTurn,
     Image,
@@ -46,7 +47,6 @@ from annotation.models import (
     InstructionFamily,
     ScoreRubric,
 )
-from annotation.services.batches import RowError, batch_create_from_rows, rows_from_upload
 
 pytestmark = pytest.mark.django_db
 

@@ -5,16 +5,16 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.dataset_formats import (
+from annotation.content.exports import export_dataset
+from annotation.content.formats import (
     parse_convbench_xlsx,
     parse_prometheus_jsonl,
     parse_visit_csv,
 )
-from annotation.exports import export_dataset
-from annotation.imports.common import ImportFailed
-from annotation.imports.convbench import import_convbench
-from annotation.imports.prometheus import import_prometheus
-from annotation.imports.visitbench import import_visitbench
+from annotation.content.imports.common import ImportFailed
+from annotation.content.imports.convbench import import_convbench
+from annotation.content.imports.prometheus import import_prometheus
+from annotation.content.imports.visitbench import import_visitbench
 from annotation.models import ConversationTurn, Image, Instance, InstanceImage, ScoreRubric
 from tests.support.shared_data import SHARED_DATA
 

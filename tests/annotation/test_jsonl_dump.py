@@ -7,12 +7,12 @@ from django.core.files.storage import default_storage
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from annotation.exports import export_dataset
-from annotation.imports.common import ImportFailed
-from annotation.imports.convbench import import_convbench
-from annotation.imports.jsonl_dump import import_jsonl_dump
-from annotation.imports.prometheus import import_prometheus
-from annotation.imports.visitbench import import_visitbench
+from annotation.content.exports import export_dataset
+from annotation.content.imports.common import ImportFailed
+from annotation.content.imports.convbench import import_convbench
+from annotation.content.imports.jsonl_dump import import_jsonl_dump
+from annotation.content.imports.prometheus import import_prometheus
+from annotation.content.imports.visitbench import import_visitbench
 from annotation.models import (
     ConversationTurn,
     Image,

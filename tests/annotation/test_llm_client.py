@@ -5,10 +5,10 @@ import time
 
 import pytest
 
-from annotation.llm_client import (
+from annotation.core.clients.llm import (
     ChatClient,
-    ProviderConfig,
-    ProviderError,
+    LlmEndpoint,
+    LlmError,
     RateLimiter,
     estimate_cost,
     image_parts,
@@ -47,7 +47,7 @@ def make_client(server, *, sleep=None, **overrides):
         backoff_max_s=0.05,
     )
     cfg.update(overrides)
-    return ChatClient(ProviderConfig(**cfg), sleep=sleep or RecordingSleep())
+    return ChatClient(LlmEndpoint(**cfg), sleep=sleep or RecordingSleep())
 
 
 MSGS = [text_message("system", "You are a judge."), text_message("user", "Compare A and B.")]
@@ -118,7 +118,7 @@ def test_500s_then_success_with_jittered_exponential_backoff(server):
 def test_persistent_500_raises_after_max_retries(server):
     server.responder = lambda body: Reply.error(500, body='{"error": "boom"}')
     with make_client(server, max_retries=2) as client:
-        with pytest.raises(ProviderError) as info:
+        with pytest.raises(LlmError) as info:
             client.complete(MSGS, temperature=0, max_tokens=5)
     assert info.value.status == 500
     assert info.value.attempts == 3
@@ -138,7 +138,7 @@ def test_timeout_on_slow_reply_is_retried(server):
 def test_persistent_timeout_raises_without_status(server):
     server.responder = lambda body: Reply.slow("never", delay_s=1.0)
     with make_client(server, timeout_s=0.1, max_retries=1) as client:
-        with pytest.raises(ProviderError) as info:
+        with pytest.raises(LlmError) as info:
             client.complete(MSGS, temperature=0, max_tokens=5)
     assert info.value.status is None and info.value.attempts == 2
     assert "Timeout" in str(info.value)
@@ -154,7 +154,7 @@ def test_dropped_connection_is_retried(server):
 def test_connection_refused_is_retried_then_raises():
     with FakeOpenAIServer() as srv:
         base_url = srv.base_url  # port is free again after stop
-    cfg = ProviderConfig(
+    cfg = LlmEndpoint(
         base_url=base_url,
         model="m",
         timeout_s=0.5,
@@ -164,16 +164,16 @@ def test_connection_refused_is_retried_then_raises():
     )
     sleep = RecordingSleep()
     with ChatClient(cfg, sleep=sleep) as client:
-        with pytest.raises(ProviderError) as info:
+        with pytest.raises(LlmError) as info:
             client.complete(MSGS, temperature=0, max_tokens=5)
     assert info.value.attempts == 3 and len(sleep.calls) == 2
 
 
 def test_bad_scheme_is_not_retried():
-    cfg = ProviderConfig(base_url="ftp://127.0.0.1/v1", model="m", max_retries=3)
+    cfg = LlmEndpoint(base_url="ftp://127.0.0.1/v1", model="m", max_retries=3)
     sleep = RecordingSleep()
     with ChatClient(cfg, sleep=sleep) as client:
-        with pytest.raises(ProviderError, match="bad base_url"):
+        with pytest.raises(LlmError, match="bad base_url"):
             client.complete(MSGS, temperature=0, max_tokens=5)
     assert sleep.calls == []
 
@@ -186,7 +186,7 @@ def test_other_4xx_is_not_retried(server, status):
     )
     sleep = RecordingSleep()
     with make_client(server, sleep=sleep) as client:
-        with pytest.raises(ProviderError) as info:
+        with pytest.raises(LlmError) as info:
             client.complete(MSGS, temperature=0, max_tokens=5)
     assert info.value.status == status
     assert "max_tokens" in info.value.body_excerpt
@@ -196,7 +196,7 @@ def test_other_4xx_is_not_retried(server, status):
 def test_malformed_body_raises_without_retry(server):
     server.enqueue(Reply.malformed(), Reply.ok("unused"))
     with make_client(server) as client:
-        with pytest.raises(ProviderError, match="malformed"):
+        with pytest.raises(LlmError, match="malformed"):
             client.complete(MSGS, temperature=0, max_tokens=5)
     assert server.call_count == 1
 
@@ -247,7 +247,7 @@ def test_idempotency_key_sent_on_every_attempt(server):
 
 def test_extra_headers_and_azure_style_url(server):
     # Azure-style: deployment path + api-version query string, api-key header.
-    cfg = ProviderConfig(
+    cfg = LlmEndpoint(
         base_url=server.base_url + "/deployments/gpt4o?api-version=2024-06-01",
         api_key=None,
         model="gpt4o",
@@ -259,7 +259,7 @@ def test_extra_headers_and_azure_style_url(server):
     (req,) = server.requests
     assert req.path == "/v1/deployments/gpt4o/chat/completions?api-version=2024-06-01"
     assert req.headers["api-key"] == "azure-key" and "authorization" not in req.headers
-    azure = ProviderConfig(base_url="https://res.openai.azure.com/openai/v1", api_key="k")
+    azure = LlmEndpoint(base_url="https://res.openai.azure.com/openai/v1", api_key="k")
     assert azure.headers()["api-key"] == "k" and "Authorization" not in azure.headers()
 
 
@@ -337,7 +337,7 @@ def test_rate_limiter_real_time_spacing_across_threads():
 def test_client_uses_rate_limiter(server):
     clock = FakeClock()
     rl = RateLimiter(requests_per_minute=60, burst_requests=1, clock=clock, sleep=clock.sleep)
-    cfg = ProviderConfig(base_url=server.base_url, model="m")
+    cfg = LlmEndpoint(base_url=server.base_url, model="m")
     with ChatClient(cfg, rate_limiter=rl) as client:
         client.complete(MSGS, temperature=0, max_tokens=5)
         client.complete(MSGS, temperature=0, max_tokens=5)

@@ -19,10 +19,10 @@ import pytest
 from django.db import IntegrityError, connection, connections, transaction
 from django.utils import timezone
 
+from annotation.engine.services.claims import task_claim_next, task_claim_specific
+from annotation.engine.services.errors import AssignmentConflict
+from annotation.engine.services.submissions import assignment_submit
 from annotation.models import Assignment, Task
-from annotation.services.claims import task_claim_next, task_claim_specific
-from annotation.services.errors import AssignmentConflict
-from annotation.services.submissions import assignment_submit
 from tests.factories import make_batch, make_workers
 from tests.support.migrations import migrate_to
 
@@ -143,7 +143,7 @@ import os, sys, time
 import django
 django.setup()
 from annotation.models import Batch, Worker
-from annotation.services.claims import task_claim_next
+from annotation.engine.services.claims import task_claim_next
 batch, worker = Batch.objects.get(pk=int(sys.argv[1])), Worker.objects.get(pk=int(sys.argv[2]))
 Batch.objects.exists()  # connected
 open(sys.argv[3], "w").close()
@@ -248,7 +248,7 @@ def test_a_claim_that_finds_its_concurrent_twin_s_lease_in_the_index_returns_it(
     """The race, made deterministic: this claim's look for a held lease ran just before the
     worker's other tab committed one. The index refuses the second lease; this claim answers
     with the other tab's lease and its slot is given back."""
-    from annotation.services import claims
+    from annotation.engine.services import claims
 
     batch = make_batch(4, n=2)
     (worker,) = make_workers(1)

@@ -46,7 +46,7 @@ def test_local_annotator_claims_sees_and_submits(alice_client):
 
 
 def test_worker_text_is_escaped(alice_client):
-    from annotation.services.batches import batch_create_from_rows, batch_set_status
+    from annotation.engine.services.batches import batch_create_from_rows, batch_set_status
     batch = batch_create_from_rows(hit_type="pairwise_ab", title="xss", rows=[{
         "instruction": "<script>alert(1)</script>", "response_a": "<img src=x onerror=alert(2)>",
         "response_b": "ok"}], assignments_per_task=1)

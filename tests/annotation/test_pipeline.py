@@ -7,14 +7,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from PIL import Image as PILImage
 
+from annotation.engine.services.claims import task_claim_next
+from annotation.engine.services.errors import AnswerInvalid
+from annotation.engine.services.submissions import assignment_submit
 from annotation.models import Assignment, Batch, Image, Instance, InstructionFamily
 from annotation.pipeline import services as pipeline
 from annotation.pipeline.prompts import PROMPT_VERSION, build_reference_prompt
 from annotation.pipeline.selectors import verification_report
 from annotation.pipeline.tasks import retry_countdown
-from annotation.services.claims import task_claim_next
-from annotation.services.errors import AnswerInvalid
-from annotation.services.submissions import assignment_submit
 from tests.factories import make_workers
 from tests.support.fake_openai import FakeOpenAIServer, Reply
 
@@ -218,7 +218,7 @@ def test_prompt_structure_single_and_multi():
 
 
 def test_pending_image_fetch_stores_dedupes_and_marks_failures(image_server, loopback_ok):
-    from annotation.imports.images import image_fetch_pending, image_for_url
+    from annotation.content.imports.images import image_fetch_pending, image_for_url
 
     first = image_for_url(image_server.url("/cat.png"))
     assert image_fetch_pending(first.pk) == "ok"
@@ -237,7 +237,7 @@ def test_pending_image_fetch_stores_dedupes_and_marks_failures(image_server, loo
 
 
 def test_loopback_is_refused_unless_the_test_flag_is_set(image_server, settings):
-    from annotation.imports.images import image_fetch_pending, image_for_url
+    from annotation.content.imports.images import image_fetch_pending, image_for_url
 
     settings.IMAGE_FETCH_ALLOW_LOOPBACK = False
     image = image_for_url(image_server.url("/cat.png"))
@@ -258,7 +258,7 @@ def _reference_stage_instance(captions):
 def test_demo_has_instances_in_every_stage(settings):
     import random
 
-    from annotation.demo_pipeline import extend_demo
+    from annotation.pipeline.demo import extend_demo
     from annotation.pipeline.selectors import stage_counts
 
     settings.LLM_BASE_URL = ""
@@ -275,7 +275,7 @@ def test_demo_has_instances_in_every_stage(settings):
 def test_demo_runs_the_llm_step_when_a_provider_is_configured(llm):
     import random
 
-    from annotation.demo_pipeline import extend_demo
+    from annotation.pipeline.demo import extend_demo
 
     result = extend_demo(random.Random(4))
     assert result["references_generated"] == 2 and llm.call_count == 2

@@ -6,7 +6,7 @@ import json
 import pytest
 from django.core.management import call_command
 
-from annotation.imports.visitbench import import_visitbench
+from annotation.content.imports.visitbench import import_visitbench
 from annotation.models import Batch, Image, Instance
 from annotation.pipeline.report import table2
 from annotation.pipeline.selectors import verification_report

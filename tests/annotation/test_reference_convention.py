@@ -12,10 +12,10 @@ import json
 import pytest
 from django.core.management import call_command
 
-from annotation.dataset_formats import parse_visit_csv
-from annotation.exports import export_dataset
-from annotation.imports.prometheus import import_prometheus
-from annotation.imports.visitbench import import_visitbench
+from annotation.content.exports import export_dataset
+from annotation.content.formats import parse_visit_csv
+from annotation.content.imports.prometheus import import_prometheus
+from annotation.content.imports.visitbench import import_visitbench
 from annotation.models import Instance
 from annotation.pipeline.selectors import verification_report
 from tests.support.shared_data import SHARED_DATA

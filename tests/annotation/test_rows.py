@@ -5,12 +5,12 @@ import pytest
 from django.db import DatabaseError, connection
 from django.utils import timezone
 
+from annotation.core.sql import save_if, statement_cursor
+from annotation.engine.selectors import assignment_with_context, worker_position
+from annotation.engine.services.claims import task_claim_next
+from annotation.engine.services.submissions import assignment_submit
+from annotation.engine.services.workers import worker_for_user
 from annotation.models import Assignment, Worker
-from annotation.rows import save_if, statement_cursor
-from annotation.selectors import assignment_with_context, worker_position
-from annotation.services.claims import task_claim_next
-from annotation.services.submissions import assignment_submit
-from annotation.services.workers import worker_for_user
 from tests.factories import make_batch
 
 pytestmark = pytest.mark.django_db

@@ -4,10 +4,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from annotation.engine.services.claims import task_claim_next
+from annotation.engine.services.errors import AnswerInvalid, NotSubmittable, TooFast
+from annotation.engine.services.submissions import assignment_return, assignment_submit
 from annotation.models import Assignment, Qualification, QualificationGrant, Task
-from annotation.services.claims import task_claim_next
-from annotation.services.errors import AnswerInvalid, NotSubmittable, TooFast
-from annotation.services.submissions import assignment_return, assignment_submit
 from tests.factories import make_batch, make_workers
 
 pytestmark = pytest.mark.django_db
@@ -68,7 +68,7 @@ def test_late_submission_counts_when_the_slot_is_still_free():
     (w,) = make_workers(1)
     now = timezone.now()
     a = task_claim_next(batch=batch, worker=w, now=now)
-    from annotation.services.leases import leases_expire
+    from annotation.engine.services.leases import leases_expire
     leases_expire(now=now + timedelta(seconds=61))
     a.refresh_from_db()
     assignment_submit(assignment=a, data={"choice": "A"}, now=now + timedelta(seconds=70))

@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 from PIL import Image as PILImage
 
-from annotation.imports.images import image_store_bytes
+from annotation.content.imports.images import image_store_bytes
 from annotation.models import Assignment, Batch, Instance, InstructionFamily
 from annotation.pipeline import services as pipeline
 from tests.support.fake_openai import FakeOpenAIServer

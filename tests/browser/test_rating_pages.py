@@ -3,8 +3,8 @@ judgments each submission records."""
 import pytest
 from django.urls import reverse
 
+from annotation.engine.services.batches import batch_create_from_rows, batch_set_status
 from annotation.models import Batch
-from annotation.services.batches import batch_create_from_rows, batch_set_status
 from judging.models import Comparison, Judgment
 from judging.services.comparisons import comparison_batch_create
 from tests.judging import builders

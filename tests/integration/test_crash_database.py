@@ -6,7 +6,7 @@ annotators, and in the middle of the run stops PostgreSQL (``pg_ctl stop -m fast
 transactions are rolled back, connections cut), keeps it down until clients have seen the
 outage, and starts it again. Asserted:
 
-- during the outage requests get a clean 503 with ``Retry-After`` (annotation.outage), never a
+- during the outage requests get a clean 503 with ``Retry-After`` (annotation.core.outage), never a
   bare 500 or a dropped connection: gunicorn and its workers stay up;
 - a submit refused during the outage and retried afterwards is stored once;
 - the service recovers by itself (same master and worker processes) and the batch is completed
@@ -25,7 +25,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.test import RequestFactory
 
-from annotation.outage import DatabaseUnavailableMiddleware
+from annotation.core.outage import DatabaseUnavailableMiddleware
 from tests.support.http_load import (
     ACKNOWLEDGED,
     Annotator,
@@ -161,4 +161,4 @@ def test_a_database_connection_error_becomes_503_try_again():
     closed = middleware.process_exception(RequestFactory().get("/"), InterfaceError())
     assert closed.status_code == 503  # "connection already closed", message-less
     assert middleware.process_exception(RequestFactory().get("/"), ValueError("bug")) is None
-    assert "annotation.outage.DatabaseUnavailableMiddleware" in settings.MIDDLEWARE
+    assert "annotation.core.outage.DatabaseUnavailableMiddleware" in settings.MIDDLEWARE

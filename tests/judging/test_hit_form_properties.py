@@ -8,9 +8,9 @@ from django.utils import timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
+from annotation.engine.services.batches import RowError, batch_create_from_rows, batch_set_status
+from annotation.engine.services.workers import worker_for_user
 from annotation.models import Batch
-from annotation.services.batches import RowError, batch_create_from_rows, batch_set_status
-from annotation.services.workers import worker_for_user
 from judging.models import Comparison, Judgment, Response
 from tests.annotation.test_hit_form_properties import HTML, _data, _leased, submit_or_refuse
 from tests.annotation.test_import_properties import (

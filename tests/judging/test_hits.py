@@ -7,11 +7,11 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from annotation.engine.services.batches import RowError, batch_create_from_rows, batch_set_status
+from annotation.engine.services.claims import task_claim_next
+from annotation.engine.services.errors import AnswerInvalid, NotEligible
+from annotation.engine.services.submissions import assignment_submit
 from annotation.models import Batch
-from annotation.services.batches import RowError, batch_create_from_rows, batch_set_status
-from annotation.services.claims import task_claim_next
-from annotation.services.errors import AnswerInvalid, NotEligible
-from annotation.services.submissions import assignment_submit
 from judging.models import Comparison, Judgment
 from judging.selectors import pairwise_judgments
 from judging.services.comparisons import comparison_batch_create, gold_comparison_create
@@ -171,7 +171,7 @@ def test_rubric_score_and_feedback_preference():
 
 
 def test_rubric_gold_uses_tolerance():
-    from annotation.hits import get_hit_type
+    from annotation.engine.hit_types import get_hit_type
 
     hit = get_hit_type("rubric_score")
     assert hit.is_correct({"score": 4}, {"score": 5, "tolerance": 1})

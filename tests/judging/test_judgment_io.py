@@ -8,15 +8,15 @@ from datetime import timedelta
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from judging.services.judgment_io import COLUMNS, judgments_export, judgments_import
 
+from annotation.engine.services.batches import batch_create_from_rows, batch_set_status
+from annotation.engine.services.claims import task_claim_next
+from annotation.engine.services.submissions import assignment_submit
 from annotation.models import Batch, Instance
-from annotation.services.batches import batch_create_from_rows, batch_set_status
-from annotation.services.claims import task_claim_next
-from annotation.services.submissions import assignment_submit
 from judging.models import Comparison, EvalModel, Judgment, Response
 from judging.selectors import pairwise_judgments
 from judging.services.errors import ImportRejected
-from judging.services.judgment_io import COLUMNS, judgments_export, judgments_import
 from judging.services.responses import predictions_import
 from tests.factories import make_workers
 from tests.judging import builders
@@ -80,7 +80,7 @@ def test_predictions_jsonl_with_turns():
 
 @pytest.mark.skipif(not DATA.exists(), reason="shared data absent")
 def test_predictions_for_real_visitbench_instances():
-    from annotation.dataset_formats import parse_visit_csv
+    from annotation.content.formats import parse_visit_csv
 
     dataset = parse_visit_csv(DATA / "visit_fully_annotated_example.csv")
     for record in dataset.records:

@@ -7,11 +7,11 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from annotation.engine.services.batches import batch_create_from_rows, batch_set_status
+from annotation.engine.services.claims import task_claim_next
+from annotation.engine.services.submissions import assignment_submit
+from annotation.engine.services.workers import worker_block
 from annotation.models import Batch
-from annotation.services.batches import batch_create_from_rows, batch_set_status
-from annotation.services.claims import task_claim_next
-from annotation.services.submissions import assignment_submit
-from annotation.services.workers import worker_block
 from judging.leaderboards import category_win_rates, leaderboard_build
 from judging.models import Comparison, Judgment
 from judging.selectors import comparison_majorities, pairwise_judgments

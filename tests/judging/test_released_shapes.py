@@ -13,20 +13,20 @@ from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
-
-from annotation.imports.convbench import import_convbench
-from annotation.models import Batch, Instance
-from judging.judges.ablation import import_responses
-from judging.leaderboards import leaderboard_build
-from judging.models import Comparison, EvalModel, Judgment, Response
-from judging.services.comparisons import comparisons_sample
-from judging.services.errors import ImportRejected
 from judging.services.judgment_io import (
     COLUMNS,
     VISIT_COLUMNS,
     judgments_export,
     judgments_import,
 )
+
+from annotation.content.imports.convbench import import_convbench
+from annotation.models import Batch, Instance
+from judging.judges.ablation import import_responses
+from judging.leaderboards import leaderboard_build
+from judging.models import Comparison, EvalModel, Judgment, Response
+from judging.services.comparisons import comparisons_sample
+from judging.services.errors import ImportRejected
 from judging.services.responses import reference_responses_sync
 from tests.judging import builders
 from tests.support.shared_data import SHARED_DATA
@@ -331,7 +331,7 @@ def test_set_reference_api_is_for_admins(admin, analyst):
                                  "https://"])
 def test_image_urls_must_be_http(url):
     """Whatever the entry point, a stored image URL is http(s) (task pages render them)."""
-    from annotation.imports.images import image_for_url
+    from annotation.content.imports.images import image_for_url
     from annotation.models import Image
 
     row = {"item_id": "x1", "instruction": "Look.", "image_urls": json.dumps([url]),

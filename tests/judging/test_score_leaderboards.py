@@ -9,12 +9,13 @@ from datetime import timedelta
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
+from judging.services.judgment_io import COLUMNS, judgments_import
 
+from annotation.engine.services.batches import batch_create_from_rows, batch_set_status
+from annotation.engine.services.claims import task_claim_next
+from annotation.engine.services.submissions import assignment_submit
+from annotation.engine.services.workers import worker_block
 from annotation.models import Batch
-from annotation.services.batches import batch_create_from_rows, batch_set_status
-from annotation.services.claims import task_claim_next
-from annotation.services.submissions import assignment_submit
-from annotation.services.workers import worker_block
 from judging import ratings, scores
 from judging.leaderboards import leaderboard_build, score_leaderboard_build
 from judging.models import Comparison, Judgment
@@ -24,7 +25,6 @@ from judging.selectors import (
     score_judge_names,
     score_judgments,
 )
-from judging.services.judgment_io import COLUMNS, judgments_import
 from tests.factories import make_workers
 from tests.judging import builders
 

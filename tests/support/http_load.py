@@ -519,7 +519,7 @@ def _seed_main(annotators: int, tasks: int, n: int) -> None:
     SessionStore = import_module(settings.SESSION_ENGINE).SessionStore
     settings.MIGRATION_MODULES = {app.label: None for app in apps.get_app_configs()}
     call_command("migrate", run_syncdb=True, verbosity=0)
-    from annotation.services.batches import batch_create_from_rows, batch_set_status
+    from annotation.engine.services.batches import batch_create_from_rows, batch_set_status
     from tests.judging.judges.conftest import make_comparison, make_models
 
     group, _ = Group.objects.get_or_create(name="annotator")

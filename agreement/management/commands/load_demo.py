@@ -6,7 +6,7 @@ import random
 from django.core.management.base import BaseCommand
 
 from agreement.demo import extend_demo as agreement_demo
-from annotation.demo_pipeline import extend_demo as pipeline_demo
+from annotation.pipeline.demo import extend_demo as pipeline_demo
 from judging.demo import DEMO_PASSWORD, load_demo
 from judging.judges.demo import extend_demo as judges_demo
 

@@ -4,7 +4,7 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.services.batches import batch_create_from_rows, rows_from_upload
+from annotation.engine.services.batches import batch_create_from_rows, rows_from_upload
 
 
 class Command(BaseCommand):

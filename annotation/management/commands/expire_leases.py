@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from annotation.services.leases import leases_expire
+from annotation.engine.services.leases import leases_expire
 
 
 class Command(BaseCommand):

@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from annotation.exports import FORMATS, export_dataset
+from annotation.content.exports import FORMATS, export_dataset
 
 
 class Command(BaseCommand):

@@ -3,8 +3,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.imports.common import ImportFailed
-from annotation.imports.convbench import import_convbench
+from annotation.content.imports.common import ImportFailed
+from annotation.content.imports.convbench import import_convbench
 
 
 class Command(BaseCommand):

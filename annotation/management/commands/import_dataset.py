@@ -3,8 +3,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.imports.common import ImportFailed
-from annotation.imports.jsonl_dump import import_jsonl_dump
+from annotation.content.imports.common import ImportFailed
+from annotation.content.imports.jsonl_dump import import_jsonl_dump
 
 
 class Command(BaseCommand):

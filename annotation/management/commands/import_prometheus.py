@@ -3,8 +3,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.imports.common import ImportFailed
-from annotation.imports.prometheus import import_prometheus
+from annotation.content.imports.common import ImportFailed
+from annotation.content.imports.prometheus import import_prometheus
 
 
 class Command(BaseCommand):

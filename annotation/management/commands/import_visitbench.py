@@ -3,8 +3,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.imports.common import ImportFailed
-from annotation.imports.visitbench import import_visitbench
+from annotation.content.imports.common import ImportFailed
+from annotation.content.imports.visitbench import import_visitbench
 from annotation.pipeline.services import images_fetch_queue
 
 

@@ -1,8 +1,8 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.core.clients.errors import MarketplaceError
 from annotation.models import Batch
-from annotation.providers.base import ProviderError
 from annotation.providers.costs import BudgetExceeded
 from annotation.providers.selectors import batch_costs
 from annotation.providers.services import batch_launch
@@ -30,7 +30,7 @@ class Command(BaseCommand):
         try:
             report = batch_launch(batch, actor="command",
                                   production_confirmed=opts["confirm_production"])
-        except (ProviderError, BudgetExceeded, ValidationError) as exc:
+        except (MarketplaceError, BudgetExceeded, ValidationError) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"Published {report.created} new, {report.reused} already there, "
                           f"of {report.total} units.")

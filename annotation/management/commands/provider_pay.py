@@ -5,8 +5,8 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.core.clients.errors import MarketplaceError
 from annotation.models import Batch
-from annotation.providers.base import ProviderError
 from annotation.providers.costs import BudgetExceeded
 from annotation.providers.services import bonus_rows_parse, worker_bonus
 
@@ -34,6 +34,6 @@ class Command(BaseCommand):
             try:
                 bonus = worker_bonus(row.assignment, amount=row.amount, reason=row.reason,
                                      key=row.key, actor="command")
-            except (ProviderError, BudgetExceeded, ValidationError) as exc:
+            except (MarketplaceError, BudgetExceeded, ValidationError) as exc:
                 raise CommandError(f"{row.assignment.uuid}: {exc}") from exc
             self.stdout.write(f"{bonus.worker.external_id}: ${bonus.amount} {bonus.status}")

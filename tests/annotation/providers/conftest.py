@@ -3,7 +3,7 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from annotation.providers import mturk_client
+from annotation.core.clients import mturk as mturk_client
 from tests.annotation.providers.fake_prolific import TOKEN, FakeProlific
 
 SANDBOX = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"

@@ -49,10 +49,10 @@ def test_budget_check_refuses_past_budget_and_without_one_on_paid_marketplaces()
 
 @pytest.mark.django_db
 def test_batch_costs_count_approved_work_and_paid_bonuses_only():
+    from annotation.engine.services.claims import task_claim_next
+    from annotation.engine.services.submissions import assignment_submit
     from annotation.models import Assignment, Bonus
     from annotation.providers.selectors import batch_costs
-    from annotation.services.claims import task_claim_next
-    from annotation.services.submissions import assignment_submit
     from tests.factories import make_batch, make_workers
 
     batch = make_batch(2, n=3, provider="mturk", budget=D("10"))

@@ -6,14 +6,14 @@ from decimal import Decimal
 import pytest
 from botocore.stub import ANY
 
+from annotation.core.clients.errors import MarketplaceError, ProductionNotConfirmed
+from annotation.engine.services.claims import task_claim_specific
+from annotation.engine.services.submissions import assignment_submit
+from annotation.engine.services.workers import worker_for_external
 from annotation.models import Assignment, Batch, Bonus, ProviderHit, ProviderSubmission, Worker
 from annotation.providers import services
-from annotation.providers.base import ProductionNotConfirmed, ProviderError
 from annotation.providers.costs import BudgetExceeded
 from annotation.providers.mturk import external_question, hit_token
-from annotation.services.claims import task_claim_specific
-from annotation.services.submissions import assignment_submit
-from annotation.services.workers import worker_for_external
 from tests.factories import make_batch
 
 pytestmark = pytest.mark.django_db(transaction=True)  # external calls must be outside transactions
@@ -134,7 +134,7 @@ def test_interrupted_launch_resumes_without_duplicates(mturk, settings):
 def test_launch_needs_https_and_production_confirmation(mturk, settings):
     batch = mturk_batch()
     settings.PUBLIC_BASE_URL = "http://eval.example.org"
-    with pytest.raises(ProviderError, match="https"):
+    with pytest.raises(MarketplaceError, match="https"):
         services.batch_launch(batch)
     settings.PUBLIC_BASE_URL = "https://eval.example.org"
     settings.MTURK_PRODUCTION = True
@@ -145,7 +145,7 @@ def test_launch_needs_https_and_production_confirmation(mturk, settings):
 
 
 def test_real_client_factory_refuses_unconfirmed_production(settings):
-    from annotation.providers import mturk_client
+    from annotation.core.clients import mturk as mturk_client
 
     settings.MTURK_PRODUCTION = False
     assert mturk_client.make_client()._endpoint.host == mturk_client.SANDBOX_ENDPOINT
@@ -272,7 +272,7 @@ def test_bonus_token_is_deterministic_and_a_retried_bonus_never_pays_twice(mturk
     # First try: the answer is lost (a fault after MTurk may have paid).
     mturk.add_client_error("send_bonus", "ServiceFault", "Internal", http_status_code=500,
                            expected_params=params)
-    with pytest.raises(ProviderError):
+    with pytest.raises(MarketplaceError):
         with_attempts(1, services.worker_bonus, a, amount="0.50", reason="Careful work", key="q1")
     assert Bonus.objects.get().status == Bonus.Status.UNCERTAIN
     # The retry sends the same token; MTurk says it was already processed: paid once.
@@ -342,8 +342,8 @@ def test_pause_resume_expire_move_hit_expiration(mturk):
 def test_onsite_qualification_is_pushed_to_mturk_once(mturk):
     from django.utils import timezone
 
+    from annotation.engine.services.qualifications import qualification_grant, qualification_revoke
     from annotation.models import Qualification
-    from annotation.services.qualifications import qualification_grant, qualification_revoke
 
     qual = Qualification.objects.create(name="VisIT raters", description="Passed the test")
     worker = worker_for_external("mturk", "W1")
@@ -385,7 +385,7 @@ def test_block_notify_and_required_qualification_on_hit_type(mturk):
     services.batch_launch(batch)
     from django.utils import timezone
 
-    from annotation.services.qualifications import qualification_grant
+    from annotation.engine.services.qualifications import qualification_grant
 
     qualification_grant(qualification=qual, worker=worker_for_external("mturk", "W8"),
                         now=timezone.now())  # claiming needs the grant here too

@@ -5,9 +5,9 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from django.urls import reverse
 
+from annotation.core.clients.errors import MarketplaceError
 from annotation.models import Assignment, Bonus, ProviderHit, ProviderSubmission
 from annotation.providers import services
-from annotation.providers.base import ProviderError
 from annotation.providers.prolific import study_token
 from tests.factories import make_batch
 
@@ -123,10 +123,10 @@ def test_bonus_pays_once_and_an_unanswered_pay_is_never_repeated(prolific, clien
     services.worker_bonus(a1, amount="1.00", reason="Thorough")
     assert len(prolific.pays) == 1
     prolific.drop_next_pay = True  # the pay goes through, the answer is lost
-    with pytest.raises(ProviderError):
+    with pytest.raises(MarketplaceError):
         services.worker_bonus(a2, amount="1.00", reason="Thorough")
     assert Bonus.objects.get(assignment=a2).status == Bonus.Status.UNCERTAIN
-    with pytest.raises(ProviderError, match="may have been paid"):
+    with pytest.raises(MarketplaceError, match="may have been paid"):
         services.worker_bonus(a2, amount="1.00", reason="Thorough")
     assert len(prolific.pays) == 2  # never a third
 

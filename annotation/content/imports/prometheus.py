@@ -1,0 +1,68 @@
+"""Prometheus-Vision jsonl: each prompt split into instruction, response to evaluate, reference
+answer (score 5) and score rubric; stored as an instance with its rubric attached.
+
+The response to evaluate belongs to a model (the judging app's business); it is kept in
+``Instance.extra["response"]`` so the file exports unchanged and judging can adopt it.
+
+The reference answer (score 5) is written by the dataset's authors, not an LLM answer that people
+rated, so it is stored as the reference without counting in Table 2.
+
+Identity: a record is the same item when image, instruction, response, reference answer and
+rubric criteria are the same (a content hash in ``external_id``, source ``prometheus``).
+"""
+from __future__ import annotations
+
+from django.db import transaction
+
+from annotation.content.formats import FormatError, parse_prometheus_jsonl
+from annotation.content.imports.common import ImportFailed, ImportSummary, content_id
+from annotation.content.imports.images import image_for_external_id
+from annotation.core.db_text import storage_problem
+from annotation.models import Image, Instance, InstanceImage, ScoreRubric
+
+SOURCE = "prometheus"
+
+
+def import_prometheus(source) -> ImportSummary:
+    try:
+        records = parse_prometheus_jsonl(source)
+    except FormatError as exc:
+        raise ImportFailed(f"Prometheus-Vision jsonl: {exc}") from exc
+    summary = ImportSummary()
+    with transaction.atomic():
+        for number, record in enumerate(records, start=1):
+            _check(record, number)
+            external_id = content_id(SOURCE, record.image, record.instruction, record.response,
+                                     record.reference_answer, record.rubric.criteria)
+            if Instance.objects.filter(source=SOURCE, external_id=external_id).exists():
+                summary.skipped += 1
+                continue
+            instance = Instance.objects.create(
+                kind=Instance.Kind.SINGLE, instruction=record.instruction,
+                reference_output=record.reference_answer,
+                reference_status=Instance.ReferenceStatus.VERIFIED, stage=Instance.Stage.DONE,
+                source=SOURCE, external_id=external_id,
+                extra={"image": record.image, "response": record.response,
+                       "task_description": record.task_description, "extra": record.extra},
+            )
+            InstanceImage.objects.create(
+                instance=instance, image=image_for_external_id(record.image), position=0
+            )
+            d = record.rubric.score_descriptions
+            ScoreRubric.objects.create(
+                instance=instance, criteria=record.rubric.criteria, score1=d[0], score2=d[1],
+                score3=d[2], score4=d[3], score5=d[4], reference_answer=record.reference_answer,
+            )
+            summary.created += 1
+    return summary
+
+
+def _check(record, number: int) -> None:
+    """Values the parser accepts but the database cannot hold."""
+    problem = storage_problem(record)
+    limit = Image._meta.get_field("external_id").max_length
+    if problem is None and len(record.image) > limit:
+        problem = f"image is longer than {limit} characters"
+    if problem is not None:
+        raise ImportFailed(f"Prometheus-Vision jsonl: record {number} (image "
+                           f"{record.image[:60]!r}): {problem}")

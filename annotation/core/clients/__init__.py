@@ -1,0 +1,1 @@
+"""Clients for the services we call: OpenAI-compatible chat endpoints and Mechanical Turk."""

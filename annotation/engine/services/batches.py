@@ -1,0 +1,124 @@
+"""Creating batches from uploaded rows and moving them through their statuses."""
+import csv
+import io
+import json
+from collections.abc import Iterable
+from decimal import Decimal
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from annotation.core import csv_safety
+from annotation.core.db_text import storage_problem
+from annotation.engine.hit_types import get_hit_type
+from annotation.models import Batch, Task
+
+
+class RowError(ValidationError):
+    """A bad input row; the message names it and nothing was written."""
+
+
+_RESERVED = {"_gold", "_gold_answer"}
+
+
+def rows_from_upload(name: str, data: bytes) -> list[dict[str, Any]]:
+    """Parse CSV or JSONL bytes into row dicts (the format is chosen by the file name).
+
+    CSV cells lose the apostrophe our CSV exports put before formula-like text
+    (``core.csv_safety``), so an exported file re-imports to what was exported."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise RowError(f"{name}: line {line}: not UTF-8 text ({exc.reason} at byte "
+                       f"{exc.start})") from exc
+    if name.lower().endswith((".jsonl", ".ndjson")):
+        rows = []
+        # split on "\n" only: U+2028, U+0085 … are legal inside JSON strings
+        for number, line in enumerate(text.split("\n"), start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise RowError(f"Line {number}: invalid JSON ({exc.msg})") from exc
+            except RecursionError:
+                raise RowError(f"Line {number}: invalid JSON (nested too deeply)") from None
+            if not isinstance(row, dict):
+                raise RowError(f"Line {number}: expected a JSON object")
+            rows.append(row)
+        return rows
+    if name.lower().endswith(".csv"):
+        reader = csv.DictReader(io.StringIO(text))
+        try:
+            return [csv_safety.unescape_row(row) for row in reader]
+        except csv.Error as exc:  # e.g. a field over csv.field_size_limit()
+            raise RowError(f"Line {reader.line_num + 1}: malformed CSV ({exc})") from exc
+    raise RowError(f"{name}: use a .csv or .jsonl file")
+
+
+@transaction.atomic
+def batch_create_from_rows(
+    *, hit_type: str, title: str, rows: Iterable[dict[str, Any]], assignments_per_task: int = 5,
+    reward: Decimal = Decimal("0"), lease_seconds: int = 1800, instructions: str = "",
+    description: str = "", min_seconds: int = 0, **options: Any,
+) -> Batch:
+    """One batch with one task per row, all or nothing.
+
+    A row's ``_gold_answer`` column (JSON) marks it as a gold task with that known answer.
+    """
+    hit = get_hit_type(hit_type)
+    cleaned: list[tuple[dict, Any]] = []
+    for number, row in enumerate(rows, start=1):
+        payload = {k: v for k, v in row.items() if k not in _RESERVED and k is not None}
+        try:
+            payload = hit.clean_payload(payload)
+            gold = _parse_gold(row.get("_gold_answer"))
+            if gold is not None:
+                gold = hit.clean_gold(gold)
+            if (problem := storage_problem([payload, gold])) is not None:
+                raise ValidationError(problem)
+        except ValidationError as exc:
+            raise RowError(f"Row {number}: {'; '.join(exc.messages)}") from exc
+        cleaned.append((payload, gold))
+    if not cleaned:
+        raise RowError("The file has no rows.")
+    batch = Batch.objects.create(
+        hit_type=hit_type, title=title, assignments_per_task=assignments_per_task, reward=reward,
+        lease_seconds=lease_seconds, instructions=instructions, description=description,
+        min_seconds=min_seconds, **options,
+    )
+    Task.objects.bulk_create(
+        Task(
+            batch=batch, position=i, payload=payload, is_gold=gold is not None,
+            gold_answer=gold, max_assignments=assignments_per_task,
+        )
+        for i, (payload, gold) in enumerate(cleaned, start=1)
+    )
+    return batch
+
+
+def batch_set_status(batch: Batch, status: str) -> Batch:
+    allowed = {
+        Batch.Status.DRAFT: {Batch.Status.ACTIVE},
+        Batch.Status.ACTIVE: {Batch.Status.PAUSED, Batch.Status.FINISHED},
+        Batch.Status.PAUSED: {Batch.Status.ACTIVE, Batch.Status.FINISHED},
+        Batch.Status.FINISHED: set(),
+    }
+    if status not in allowed[batch.status]:
+        raise ValidationError(f"A {batch.status} batch cannot become {status}.")
+    Batch.objects.filter(pk=batch.pk).update(status=status)
+    batch.status = status
+    return batch
+
+
+def _parse_gold(raw: Any):
+    if raw in (None, ""):
+        return None
+    if isinstance(raw, dict | list):
+        return raw
+    try:
+        return json.loads(raw)
+    except (TypeError, json.JSONDecodeError):
+        raise ValidationError(f"_gold_answer is not valid JSON: {raw!r}") from None

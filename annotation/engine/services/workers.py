@@ -1,0 +1,38 @@
+"""Worker identity: local accounts and marketplace arrivals map onto one Worker row."""
+from django.db import IntegrityError, transaction
+
+from annotation.models import Worker
+
+
+def worker_for_user(user) -> Worker:
+    """The local worker of a logged-in account, created on first use."""
+    try:
+        return user.worker
+    except Worker.DoesNotExist:
+        pass
+    try:
+        with transaction.atomic():
+            return Worker.objects.create(
+                provider=Worker.Provider.LOCAL, external_id=f"user-{user.pk}", user=user
+            )
+    except IntegrityError:
+        return Worker.objects.get(user=user)
+
+
+def worker_for_external(provider: str, external_id: str) -> Worker:
+    """The worker a marketplace names (e.g. MTurk's workerId), created on first arrival."""
+    external_id = external_id.strip()
+    if not external_id or len(external_id) > 128:
+        raise ValueError("A worker id is required (at most 128 characters)")
+    worker, _ = Worker.objects.get_or_create(provider=provider, external_id=external_id)
+    return worker
+
+
+def worker_block(worker: Worker, reason: str) -> None:
+    Worker.objects.filter(pk=worker.pk).update(blocked=True, blocked_reason=reason[:200])
+    worker.blocked, worker.blocked_reason = True, reason[:200]
+
+
+def worker_unblock(worker: Worker) -> None:
+    Worker.objects.filter(pk=worker.pk).update(blocked=False, blocked_reason="")
+    worker.blocked, worker.blocked_reason = False, ""

@@ -1,0 +1,9 @@
+"""Celery tasks of the engine: each takes ids, calls one service, is safe to run twice."""
+from celery import shared_task
+
+from annotation.engine.services.leases import leases_expire
+
+
+@shared_task(name="annotation.tasks.expire_leases")
+def expire_leases() -> int:
+    return leases_expire()

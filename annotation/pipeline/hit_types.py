@@ -1,0 +1,185 @@
+"""The three dataset-building HIT types of VisIT-Bench (appendix C, figs. 11–14).
+
+* ``instruction_generation`` — from a family's seed example, a worker gives a publicly licensed
+  image URL, its licence and a new instruction. The URL is fetched server-side through the
+  SSRF-safe fetcher before the answer is accepted; the stored image (sha256-deduplicated) is
+  referenced from the answer.
+* ``instruction_caption`` — one dense, instruction-conditioned caption per image.
+* ``reference_verification`` — does the LLM's candidate follow the instruction? On No, why.
+
+Each hook hands over to one pipeline service (inside the submit transaction).
+"""
+from __future__ import annotations
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from annotation.content.imports.images import image_fetch_and_store
+from annotation.core.image_fetch import ImageFetchError
+from annotation.engine.hit_types import HitType, register
+from annotation.models import Instance, InstructionFamily
+from annotation.pipeline import services as pipeline
+from annotation.pipeline import tasks as _tasks  # noqa: F401  registers the pipeline's Celery tasks
+
+MAX_INSTRUCTION = 200
+MAX_CAPTION = 2000
+
+_FETCH_MESSAGES = {
+    "scheme": "Use a direct http(s) link to the image.",
+    "blocked_address": "That address is on a private or local network; use a public image URL.",
+    "dns": "That web address does not exist (the host name could not be found).",
+    "timeout": "The image took too long to download; try another link.",
+    "too_large": "The image is too large (over the size limit); choose a smaller one.",
+    "not_image": "That link does not lead to an image file (use the direct image link).",
+    "bomb": "The image has too many pixels; choose a smaller one.",
+    "http_status": "The image could not be downloaded from that link.",
+    "unreachable": "The image's server could not be reached.",
+}
+
+
+def _images(instance: Instance) -> list[dict]:
+    return [
+        {"n": ii.position + 1, "url": ii.image.display_url, "caption": ii.caption,
+         "field": f"caption_{ii.position + 1}", "label": ii.image.external_id or ""}
+        for ii in instance.instance_images.select_related("image").order_by("position")
+    ]
+
+
+class FamilyPayloadForm(forms.Form):
+    family = forms.CharField(max_length=100, help_text="Instruction family: uuid or name")
+
+    def clean_family(self):
+        value = self.cleaned_data["family"].strip()
+        family = InstructionFamily.objects.filter(name=value).first()
+        if family is None:
+            try:
+                family = InstructionFamily.objects.filter(uuid=value).first()
+            except ValidationError:
+                family = None
+        if family is None:
+            raise ValidationError(f"no instruction family {value!r}")
+        return str(family.uuid)
+
+
+class InstancePayloadForm(forms.Form):
+    instance = forms.UUIDField()
+
+    def clean_instance(self):
+        value = self.cleaned_data["instance"]
+        if not Instance.objects.filter(uuid=value).exists():
+            raise ValidationError("no such instance")
+        return str(value)
+
+
+class InstructionAnswerForm(forms.Form):
+    image_url = forms.URLField(max_length=MAX_INSTRUCTION, assume_scheme="https")
+    license = forms.CharField(max_length=MAX_INSTRUCTION, strip=True)
+    instruction = forms.CharField(max_length=MAX_INSTRUCTION, strip=True)
+
+
+@register
+class InstructionGenerationHit(HitType):
+    slug = pipeline.HIT_INSTRUCTION
+    version = "1"
+    title = "Write a new instruction for an image"
+    template = "annotation/hits/instruction_generation.html"
+    payload_form = FamilyPayloadForm
+    answer_form = InstructionAnswerForm
+
+    def clean_answer(self, data, *, task):
+        answer = super().clean_answer(data, task=task)
+        try:
+            image = image_fetch_and_store(answer["image_url"], license=answer["license"])
+        except ImageFetchError as exc:
+            raise ValidationError(
+                f"image_url: {_FETCH_MESSAGES.get(exc.reason_code, 'The image cannot be used.')}"
+            ) from exc
+        return {**answer, "image": str(image.uuid), "sha256": image.sha256}
+
+    def page_context(self, task):
+        family = InstructionFamily.objects.get(uuid=task.payload["family"])
+        return {"family": family,
+                "seed_images": [i.display_url for i in family.seed_images.order_by("pk")],
+                "max_chars": MAX_INSTRUCTION}
+
+    def on_submitted(self, assignment) -> None:
+        pipeline.instance_create_from_instruction(assignment=assignment)
+
+
+@register
+class InstructionCaptionHit(HitType):
+    slug = pipeline.HIT_CAPTION
+    version = "1"
+    title = "Describe the image(s) for this instruction"
+    template = "annotation/hits/instruction_caption.html"
+    payload_form = InstancePayloadForm
+
+    class answer_form(forms.Form):  # noqa: N801  (the registry's attribute name)
+        """Placeholder; the real form has one field per image (see ``clean_answer``)."""
+
+    def clean_answer(self, data, *, task):
+        instance = Instance.objects.get(uuid=task.payload["instance"])
+        n = instance.instance_images.count()
+        fields = {f"caption_{i}": forms.CharField(max_length=MAX_CAPTION, strip=True,
+                                                  label=f"Caption of image {i}")
+                  for i in range(1, n + 1)}
+        form = type("CaptionForm", (forms.Form,), fields)(data=data)
+        if not form.is_valid():
+            raise ValidationError([f"{form.fields[k].label}: {'; '.join(v)}"
+                                   for k, v in form.errors.items()])
+        return {"captions": [form.cleaned_data[f"caption_{i}"] for i in range(1, n + 1)]}
+
+    def page_context(self, task):
+        instance = Instance.objects.select_related("family").get(uuid=task.payload["instance"])
+        return {"instance": instance, "images": _images(instance), "max_chars": MAX_CAPTION}
+
+    def on_submitted(self, assignment) -> None:
+        pipeline.captions_record(assignment=assignment)
+
+
+class VerificationAnswerForm(forms.Form):
+    correct = forms.ChoiceField(choices=[("yes", "Yes"), ("no", "No")])
+    reason = forms.ChoiceField(required=False, choices=[
+        ("", "—"),
+        (Instance.RejectionReason.RESPONSE, "The caption is detailed enough; the problem is the "
+                                            "response"),
+        (Instance.RejectionReason.CAPTION, "The caption is underspecified; not the response's "
+                                           "fault"),
+    ])
+    harmful = forms.BooleanField(required=False)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("correct") == "no" and not data.get("reason"):
+            raise ValidationError("reason: when the answer is No, say whether the caption or the "
+                                  "response is the problem")
+        if data.get("correct") == "yes":
+            data["reason"] = ""
+        return data
+
+
+@register
+class ReferenceVerificationHit(HitType):
+    slug = pipeline.HIT_VERIFICATION
+    version = "1"
+    title = "Does the response follow the instruction?"
+    template = "annotation/hits/reference_verification.html"
+    payload_form = InstancePayloadForm
+    answer_form = VerificationAnswerForm
+    shortcuts = [("Y", "yes"), ("N", "no"), ("1 / 2", "choose the reason"), ("Enter", "submit")]
+
+    def page_context(self, task):
+        instance = Instance.objects.select_related("family").get(uuid=task.payload["instance"])
+        return {"instance": instance, "images": _images(instance),
+                "candidate": instance.candidate_reference}
+
+    def clean_gold(self, gold):
+        if not isinstance(gold, dict) or gold.get("correct") not in ("yes", "no"):
+            raise ValidationError('_gold_answer must be {"correct": "yes"} or {"correct": "no"}')
+        return gold
+
+    def is_correct(self, answer, gold) -> bool:
+        return answer.get("correct") == (gold or {}).get("correct")
+
+    def on_submitted(self, assignment) -> None:
+        pipeline.verification_record(assignment=assignment)

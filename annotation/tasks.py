@@ -1,9 +1,0 @@
-"""Celery tasks of the engine: each takes ids, calls one service, is safe to run twice."""
-from celery import shared_task
-
-from .services.leases import leases_expire
-
-
-@shared_task(name="annotation.tasks.expire_leases")
-def expire_leases() -> int:
-    return leases_expire()
