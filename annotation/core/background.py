@@ -38,8 +38,39 @@ def run_outside_request(task, args: Sequence = (), *, queue: str | None = None,
     if not task.app.conf.task_always_eager:
         task.apply_async(tuple(args), **({"queue": queue} if queue else {}))
         return None
-    thread = threading.Thread(target=_run, args=(task, tuple(args), on_interrupted),
-                              name=f"job {task.name}{tuple(args)}", daemon=True)
+    return _start(_run, (task, tuple(args), on_interrupted), f"job {task.name}{tuple(args)}",
+                  on_interrupted)
+
+
+def run_each_outside_request(task, arg_lists: Sequence[Sequence], *,
+                             queue: str | None = None) -> threading.Thread | None:
+    """Many jobs of one kind: with a broker one message each, which the workers share; without
+    one, a single thread runs them in turn (pushing 1,000 instances starts one thread, not
+    1,000). A failing job is logged and the rest go on; each job records its own outcome, and
+    one cut short by an exit is simply started again by the next push."""
+    arg_lists = [tuple(args) for args in arg_lists]
+    if not arg_lists:
+        return None
+    if not task.app.conf.task_always_eager:
+        for args in arg_lists:
+            task.apply_async(args, **({"queue": queue} if queue else {}))
+        return None
+    return _start(_run_each, (task, arg_lists), f"jobs {task.name} ×{len(arg_lists)}", None)
+
+
+def wait_for_jobs(timeout: float | None = None) -> bool:
+    """Wait for this process's background threads; True when none is left. A management
+    command calls it before exiting (its threads would die with it), tests to see the result."""
+    with _lock:
+        threads = list(_running)
+    for thread in threads:
+        thread.join(timeout)
+    with _lock:
+        return not _running
+
+
+def _start(target, args: tuple, name: str, on_interrupted) -> threading.Thread:
+    thread = threading.Thread(target=target, args=args, name=name, daemon=True)
     with _lock:
         _running[thread] = on_interrupted
     try:
@@ -58,9 +89,24 @@ def _run(task, args: tuple, on_interrupted) -> None:
         log.exception("background job %s%s failed", task.name, args)
         _record(on_interrupted, f"{type(exc).__name__}: {exc}")
     finally:
-        with _lock:
-            _running.pop(threading.current_thread(), None)
-        connections.close_all()  # this thread's connections only
+        _finished()
+
+
+def _run_each(task, arg_lists: list[tuple]) -> None:
+    try:
+        for args in arg_lists:
+            try:
+                task.apply(args, throw=True)
+            except Exception:
+                log.exception("background job %s%s failed", task.name, args)
+    finally:
+        _finished()
+
+
+def _finished() -> None:
+    with _lock:
+        _running.pop(threading.current_thread(), None)
+    connections.close_all()  # this thread's connections only
 
 
 def _record(on_interrupted, reason: str) -> None:

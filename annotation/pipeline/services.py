@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from annotation.core.background import run_each_outside_request
 from annotation.core.clients.llm import LlmError, estimate_cost, text_message
 from annotation.engine.services.batches import batch_create_from_rows, batch_set_status
 from annotation.models import (
@@ -166,10 +167,16 @@ def captions_record(*, assignment: Assignment) -> bool:
     return True
 
 
-def _after_commit_generate(instance_id: int) -> None:
-    from annotation.pipeline.tasks import generate_reference
+def _after_commit_generate(*instance_ids: int) -> None:
+    """The LLM step for these instances, once the transaction commits, never in the request
+    that asked (a caption submit, an admin's push): a broker's workers, else one background
+    thread of this process. An instance whose step was cut short stays in 'reference' and the
+    next push queues it again."""
+    from annotation.pipeline.tasks import generate_reference  # tasks import this module
 
-    transaction.on_commit(lambda: generate_reference.delay(instance_id), robust=True)
+    if instance_ids:
+        transaction.on_commit(lambda: run_each_outside_request(
+            generate_reference, [(pk,) for pk in instance_ids]), robust=True)
 
 
 # --- the LLM reference step ----------------------------------------------------------------
@@ -282,8 +289,7 @@ def pipeline_push(stage: str, *, limit: int | None = None) -> int:
     ids = list(waiting.order_by("pk").values_list("pk", flat=True)[:limit])
     if stage == Stage.REFERENCE:
         with transaction.atomic():
-            for pk in ids:
-                _after_commit_generate(pk)
+            _after_commit_generate(*ids)
         return len(ids)
     queue = caption_task_queue if stage == Stage.CAPTIONING else verification_task_queue
     with transaction.atomic():
@@ -291,12 +297,13 @@ def pipeline_push(stage: str, *, limit: int | None = None) -> int:
 
 
 def images_fetch_queue(*, limit: int | None = None) -> int:
-    """Queue downloads (after commit) of images that only have a URL so far."""
-    from annotation.pipeline.tasks import fetch_image
+    """Queue downloads of images that only have a URL so far, outside the request (like the
+    LLM step); a download cut short leaves its image pending for the next call."""
+    from annotation.pipeline.tasks import fetch_image  # tasks import this module
 
     ids = list(Image.objects.filter(fetch_status=Image.FetchStatus.PENDING)
                .exclude(source_url="").order_by("pk").values_list("pk", flat=True)[:limit])
-    with transaction.atomic():
-        for pk in ids:
-            transaction.on_commit(lambda pk=pk: fetch_image.delay(pk), robust=True)
+    if ids:
+        transaction.on_commit(lambda: run_each_outside_request(fetch_image, [(pk,) for pk in ids]),
+                              robust=True)
     return len(ids)

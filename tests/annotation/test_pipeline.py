@@ -7,6 +7,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from PIL import Image as PILImage
 
+from annotation.core.background import wait_for_jobs
 from annotation.engine.services.claims import task_claim_next
 from annotation.engine.services.errors import AnswerInvalid
 from annotation.engine.services.submissions import assignment_submit
@@ -88,8 +89,28 @@ def _work(batch, worker, data):
     return assignment_submit(assignment=assignment, data=data).assignment
 
 
+@pytest.fixture
+def step_threads(monkeypatch):
+    """The threads the LLM step ran in (it must never be the caller's, i.e. the request's)."""
+    from annotation.pipeline import tasks
+
+    seen, real = [], tasks.reference_generate
+
+    def spy(instance_id):
+        seen.append(threading.current_thread())
+        return real(instance_id)
+
+    monkeypatch.setattr(tasks, "reference_generate", spy)
+    return seen
+
+
+def _jobs_done():
+    assert wait_for_jobs(timeout=60), "a background job did not finish"
+
+
+@pytest.mark.django_db(transaction=True)
 def test_whole_pipeline_instruction_to_verified_and_rejected(
-        family, image_server, llm, loopback_ok, django_capture_on_commit_callbacks):
+        family, image_server, llm, loopback_ok, step_threads):
     writer, captioner, checker = make_workers(3)
     batch = pipeline.instruction_batch_create(family=family, n_tasks=2)
 
@@ -105,9 +126,9 @@ def test_whole_pipeline_instruction_to_verified_and_rejected(
     assert instance.stage_task.batch == caption_batch and caption_batch.status == "active"
 
     # 2. caption submitted → (after commit) reference generated → verification task queued
-    with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        _work(caption_batch, captioner, {"caption_1": "A flat square filled with steel blue."})
-    assert len(callbacks) == 1
+    _work(caption_batch, captioner, {"caption_1": "A flat square filled with steel blue."})
+    _jobs_done()
+    assert len(step_threads) == 1 and step_threads[0] is not threading.current_thread()
     instance.refresh_from_db()
     assert instance.stage == "verification"
     assert instance.candidate_reference.startswith("(Stand-in answer")
@@ -136,8 +157,8 @@ def test_whole_pipeline_instruction_to_verified_and_rejected(
     _work(batch, writer, {"image_url": image_server.url("/dog.png"), "license": "CC BY 2.0",
                           "instruction": "Is this a good colour for a warning sign? Why?"})
     second = Instance.objects.exclude(pk=instance.pk).get(source="crowd")
-    with django_capture_on_commit_callbacks(execute=True):
-        _work(caption_batch, captioner, {"caption_1": "A red square."})
+    _work(caption_batch, captioner, {"caption_1": "A red square."})
+    _jobs_done()
     second.refresh_from_db()
     assert second.stage == "verification"
     with pytest.raises(AnswerInvalid, match="reason"):
@@ -152,8 +173,8 @@ def test_whole_pipeline_instruction_to_verified_and_rejected(
     assert second.reference_rated_by == "crowd"
 
 
-def test_transitions_are_safe_to_repeat(family, image_server, llm, loopback_ok,
-                                        django_capture_on_commit_callbacks):
+@pytest.mark.django_db(transaction=True)
+def test_transitions_are_safe_to_repeat(family, image_server, llm, loopback_ok):
     writer, captioner = make_workers(2)
     batch = pipeline.instruction_batch_create(family=family, n_tasks=1)
     assignment = _work(batch, writer, {"image_url": image_server.url("/cat.png"),
@@ -162,8 +183,8 @@ def test_transitions_are_safe_to_repeat(family, image_server, llm, loopback_ok,
     assert Instance.objects.count() == 1 and again.stage_task_id is not None
     assert pipeline.caption_task_queue(again) == again.stage_task  # no second task
     caption_batch = Batch.objects.get(hit_type=pipeline.HIT_CAPTION)
-    with django_capture_on_commit_callbacks(execute=True):
-        caption = _work(caption_batch, captioner, {"caption_1": "A blue square."})
+    caption = _work(caption_batch, captioner, {"caption_1": "A blue square."})
+    _jobs_done()
     assert not pipeline.captions_record(assignment=caption)  # already moved on
     instance = Instance.objects.get()
     calls = llm.call_count
@@ -171,11 +192,13 @@ def test_transitions_are_safe_to_repeat(family, image_server, llm, loopback_ok,
     assert pipeline.pipeline_push("verification") == 0  # its task already exists
 
 
-def test_llm_step_retries_with_celery_backoff_then_succeeds(llm, django_capture_on_commit_callbacks):
+@pytest.mark.django_db(transaction=True)
+def test_llm_step_retries_with_celery_backoff_then_succeeds(llm, step_threads):
     instance = _reference_stage_instance(["A chessboard, white to move.", "The same board."])
     llm.enqueue(Reply.error(503), Reply.ok("Image 1 and Image 2 show the same position."))
-    with django_capture_on_commit_callbacks(execute=True):
-        assert pipeline.pipeline_push("reference") == 1
+    assert pipeline.pipeline_push("reference") == 1  # what the admin's push button calls
+    _jobs_done()
+    assert step_threads and all(t is not threading.current_thread() for t in step_threads)
     instance.refresh_from_db()
     assert instance.stage == "verification"
     assert instance.candidate_reference == "Image 1 and Image 2 show the same position."
@@ -280,3 +303,42 @@ def test_demo_runs_the_llm_step_when_a_provider_is_configured(llm):
     result = extend_demo(random.Random(4))
     assert result["references_generated"] == 2 and llm.call_count == 2
     assert Instance.objects.filter(source="demo", stage="reference").count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_push_of_many_instances_is_one_background_thread(llm, step_threads):
+    instances = [_reference_stage_instance([f"Picture {n}."]) for n in range(3)]
+    llm.enqueue(Reply.ok("first"), Reply.error(400), Reply.ok("third"))
+    assert pipeline.pipeline_push("reference") == 3
+    _jobs_done()
+    assert len(step_threads) == 3 and len(set(step_threads)) == 1
+    assert step_threads[0] is not threading.current_thread()
+    stages = [Instance.objects.get(pk=i.pk).stage for i in instances]
+    assert stages == ["verification", "reference", "verification"]  # one failure, the rest go on
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pipeline_advance_waits_for_its_jobs_before_exiting(llm):
+    from django.core.management import call_command
+
+    instance = _reference_stage_instance(["A cat on a mat."])
+    llm.enqueue(Reply.ok("A cat sits on a mat."))
+    out = io.StringIO()
+    call_command("pipeline_advance", "--stage", "reference", stdout=out)
+    instance.refresh_from_db()  # no waiting here: the command did
+    assert "reference: queued 1" in out.getvalue()
+    assert (instance.stage, instance.candidate_reference) == ("verification", "A cat sits on a mat.")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_image_downloads_run_outside_the_caller(image_server, loopback_ok, monkeypatch):
+    from annotation.pipeline import tasks
+
+    threads, real = [], tasks.image_fetch_pending
+    monkeypatch.setattr(tasks, "image_fetch_pending",
+                        lambda pk: threads.append(threading.current_thread()) or real(pk))
+    image = Image.objects.create(source_url=image_server.url("/cat.png"))
+    assert pipeline.images_fetch_queue() == 1
+    _jobs_done()
+    image.refresh_from_db()
+    assert image.fetch_status == "ok" and threads and threads[0] is not threading.current_thread()

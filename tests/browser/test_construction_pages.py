@@ -10,6 +10,7 @@ from django.urls import reverse
 from PIL import Image as PILImage
 
 from annotation.content.imports.images import image_store_bytes
+from annotation.core.background import wait_for_jobs
 from annotation.models import Assignment, Batch, Instance, InstructionFamily
 from annotation.pipeline import services as pipeline
 from tests.support.fake_openai import FakeOpenAIServer
@@ -125,6 +126,7 @@ def test_multi_image_caption_page_then_llm_then_verification(page_for, alice, bo
         assert page.locator(".counter").nth(1).inner_text() == "50 / 2000"
         page.click("#submit-btn")
         page.wait_for_selector("text=All done")
+        assert wait_for_jobs(timeout=60)  # the LLM step runs after the submit, not inside it
         instance.refresh_from_db()
         assert instance.stage == "verification" and fake.call_count == 1
         assert "Image 3: A deep indigo" in fake.requests[0].body["messages"][0]["content"]

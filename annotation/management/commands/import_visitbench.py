@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.content.imports.common import ImportFailed
 from annotation.content.imports.visitbench import import_visitbench
+from annotation.core.background import wait_for_jobs
 from annotation.pipeline.services import images_fetch_queue
 
 
@@ -26,3 +27,4 @@ class Command(BaseCommand):
         self.stdout.write(f"{path.name}: {summary}")
         if fetch_images:
             self.stdout.write(f"Queued {images_fetch_queue()} image downloads.")
+            wait_for_jobs()  # without a broker the downloads are this process's threads

@@ -1,6 +1,7 @@
 """python manage.py pipeline_advance [--stage STAGE] [--limit N] [--fetch-images]"""
 from django.core.management.base import BaseCommand
 
+from annotation.core.background import wait_for_jobs
 from annotation.pipeline.services import PUSHABLE, images_fetch_queue, pipeline_push
 
 
@@ -19,3 +20,4 @@ class Command(BaseCommand):
             self.stdout.write(f"{name}: queued {pipeline_push(name, limit=limit)}")
         if fetch_images:
             self.stdout.write(f"images: queued {images_fetch_queue(limit=limit)} downloads")
+        wait_for_jobs()  # without a broker the jobs are this process's threads: finish them
