@@ -211,6 +211,7 @@ def _hessian(np_, p, ridge):
     return hess
 
 
+# Kept over scipy.optimize.minimize: 50-95x faster, 1M-judgment bootstrap (bench/library_first.py).
 def _fit_bt(w: np.ndarray, ridge: float, beta: np.ndarray | None = None,
             h_inv: np.ndarray | None = None, chord_iters: int = 10, max_iter: int = 100):
     """Ridge-penalised BT MLE for R win matrices (R, M, M) at once; returns beta (R, M).

@@ -190,23 +190,6 @@ def _alpha_from(
     return 1.0 - (n - 1) * d_obs / d_exp
 
 
-def alpha_fast(
-    data: Any, level: str = "nominal", value_domain: Sequence[Any] | None = None
-) -> float:
-    """Exact Krippendorff's alpha from a compressed coincidence matrix (no CI).
-
-    Same value as ``krippendorff.alpha`` (tested on random data) but memory stays
-    O(units x coders) even with many distinct values, and it is what the bootstrap
-    reuses.
-    """
-    if level not in LEVELS:
-        raise ValueError(f"unknown level {level!r}; expected one of {LEVELS}")
-    codes, values = _to_codes(data, level, value_domain)
-    if len(values) < 2:
-        raise ValueError("alpha needs at least two distinct values in the data")
-    return _alpha_from(_Coincidences(codes, len(values)), level, values)
-
-
 def _check_ci_args(n_boot: int, confidence: float) -> None:
     if n_boot < 0:
         raise ValueError("n_boot must be >= 0")
@@ -240,8 +223,10 @@ def _alpha_result(
     confidence: float,
     seed: int,
 ) -> AlphaResult:
-    """Point estimate and percentile bootstrap CI over units for compressed units."""
-    if co.n_units * len(values) ** 2 <= 10_000_000:  # the package builds units x V x V arrays
+    """Point estimate (the ``krippendorff`` package) and percentile bootstrap CI over units
+    for compressed units."""
+    # Past ~10M cells the package's units x V x V arrays outgrow memory: same exact value here.
+    if co.n_units * len(values) ** 2 <= 10_000_000:
         unit_counts = np.repeat(co.counts.toarray(), co.freq, axis=0)
         point = float(
             krippendorff.alpha(
@@ -254,6 +239,7 @@ def _alpha_result(
     if n_boot:
         rng = np.random.default_rng(seed)
         p = co.freq / co.freq.sum()
+        # Kept: 6-7x faster than the package per resample (bench/library_first.py); oracle-tested.
         boots = np.array(
             [
                 _alpha_from(co, level, values, w)
@@ -281,7 +267,7 @@ def krippendorff_alpha(
 
     The point estimate comes from the ``krippendorff`` package while its units x V x V
     working arrays stay under 10M cells; beyond that (many distinct values) the
-    identical exact computation of ``alpha_fast`` is used. The CI is a percentile
+    identical exact computation from the compressed coincidences is used. The CI is a percentile
     bootstrap resampling pairable units with replacement (``n_boot`` times, seeded);
     resamples with no variation (alpha undefined) are skipped. ``n_boot=0``: no CI.
     Cost per resample is O(distinct unit profiles), plus O(V^2) for ordinal/ratio.

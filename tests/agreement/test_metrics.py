@@ -152,6 +152,35 @@ def test_rouge_l_equals_rouge_score_including_multi_reference():
     assert metrics.rouge_l(cands, refs) == pytest.approx(expected)
 
 
+CAPTION_WORDS = (
+    "A woman's bicycles leaning against the red-brick walls of an old building; two "
+    "children are playing happily with their dogs, running, jumped, jumping, generously "
+    "decorated Caf\u00e9 tables at 3:45pm under bright umbrellas. Nationalization "
+    "relational conditional hopefulness operators feudalism 2nd floor's windows"
+).split()
+
+
+def test_rouge_tokenizer_is_rouge_score_default_and_scores_identically():
+    """The memoised tokenizer (a supported ``RougeScorer(tokenizer=...)``) yields exactly
+    rouge-score's default tokens, and rouge_l exactly its scores, on caption-like text."""
+    from rouge_score import rouge_scorer, tokenizers
+
+    rng = random.Random(3)
+    texts = [" ".join(rng.choices(CAPTION_WORDS, k=rng.randint(0, 60))) for _ in range(300)]
+    for use_stemmer in (True, False):
+        plain = tokenizers.DefaultTokenizer(use_stemmer)
+        assert [metrics.rouge_tokenizer(use_stemmer).tokenize(t) for t in texts] == [
+            plain.tokenize(t) for t in texts]
+    stock = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
+    ours = rouge_scorer.RougeScorer(["rougeL"], tokenizer=metrics.rouge_tokenizer())
+    cands, refs = texts[:150], [[t, texts[-1 - i]] for i, t in enumerate(texts[150:])]
+    expected = [stock.score_multi(r, c)["rougeL"].fmeasure
+                for c, r in zip(cands, refs, strict=True)]
+    assert metrics.rouge_l(cands, refs) == expected
+    assert [ours.score_multi(r, c)["rougeL"].fmeasure
+            for c, r in zip(cands, refs, strict=True)] == expected
+
+
 def test_bit_parallel_lcs_equals_dynamic_programming():
     from rouge_score.rouge_scorer import _lcs_table
 

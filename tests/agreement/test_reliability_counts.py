@@ -160,6 +160,42 @@ def test_cohen_ci_matches_a_naive_bootstrap_over_shared_items():
     assert st.cohen_kappa_ci(["A"] * 5, ["A"] * 5, n_boot=50) is None
 
 
+def test_alpha_ci_matches_a_naive_bootstrap_scored_by_the_package():
+    """Oracle for the bootstrap fast path: resample items, score each with ``krippendorff``."""
+    table = _anonymous_study(seed=11, items=150)
+    res = st.krippendorff_alpha_from_counts(table, n_boot=2000, seed=0)
+    assert res.ci[0] < res.alpha < res.ci[1]
+
+    def package_alpha(idx):
+        return krippendorff.alpha(value_counts=table[idx], level_of_measurement="nominal")
+
+    naive = _naive_bootstrap(package_alpha, len(table), 2000, 0)
+    assert res.ci == pytest.approx(tuple(naive), abs=0.02)
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval", "ratio"])
+def test_alpha_ci_equals_the_package_on_the_same_resamples(level):
+    """Each resample of the seeded bootstrap (a multinomial draw over the distinct units)
+    scored by ``krippendorff.alpha`` gives exactly the CI of the fast path."""
+    rng = np.random.default_rng(12)
+    truth = rng.integers(1, 6, size=400)  # 5-point ratings, 2-6 per item
+    data = np.clip(truth + rng.integers(-1, 2, size=(6, 400)), 1, 5).astype(float)
+    data[rng.random(data.shape) < 0.35] = np.nan
+    table = np.stack([(data == v).sum(axis=0) for v in range(1, 6)], axis=1)
+    values = np.arange(1.0, 6.0)
+    res = st.krippendorff_alpha_from_counts(table, level, value_domain=values, n_boot=300,
+                                            seed=4)
+    pairable = table[table.sum(axis=1) >= 2]
+    profiles, freq = np.unique(pairable, axis=0, return_counts=True)
+    draws = np.random.default_rng(4).multinomial(len(pairable), freq / freq.sum(), size=300)
+    boots = [krippendorff.alpha(value_counts=np.repeat(profiles, w, axis=0), value_domain=values,
+                                level_of_measurement=level) for w in draws]
+    expected = np.quantile(boots, [0.025, 0.975])
+    assert res.ci == pytest.approx(tuple(expected), abs=1e-10)
+    assert res.alpha == pytest.approx(
+        krippendorff.alpha(reliability_data=data, level_of_measurement=level), abs=1e-10)
+
+
 def test_new_results_are_strict_json():
     table = _anonymous_study()
     for res in (st.fleiss_kappa_from_counts(table, n_boot=20),

@@ -189,6 +189,40 @@ def test_bt_matches_scipy_lbfgs_reference():
     assert est - est.mean() == pytest.approx(ref, abs=1e-3)
 
 
+def test_bootstrap_rounds_match_scipy_lbfgs_on_the_same_resampled_counts():
+    """Oracle for the batched chord/Newton bootstrap: each round's refit equals scipy's
+    L-BFGS on that round's counts (redrawn here: Multinomial(n, cell proportions), cells =
+    upper-triangle pairs x {i won, j won, tie} that are non-empty, in row-major order)."""
+    rng = np.random.default_rng(12)
+    data, names = synthetic(rng.normal(0, 150, 12), 20_000, rng)
+    data += [("m00", "m11", "A")] * 3  # a barely-seen pair, as real leaderboards have
+    rounds = 25
+    models, _, samples = R.bootstrap_bradley_terry(data, rounds=rounds, seed=9)
+    _, wins, ties = R.pair_counts(data)
+    iu, ju = np.triu_indices(len(models), 1)
+    cells = np.stack([wins[iu, ju], wins[ju, iu], ties[iu, ju]], axis=1)
+    pair, kind = np.nonzero(cells)
+    counts = cells[pair, kind]
+    draws = np.random.default_rng(9).multinomial(counts.sum(), counts / counts.sum(), rounds)
+    for draw, got in zip(draws, samples, strict=True):
+        w = np.zeros((len(models), len(models)))
+        i, j = iu[pair], ju[pair]
+        np.add.at(w, (i[kind == 0], j[kind == 0]), draw[kind == 0])
+        np.add.at(w, (j[kind == 1], i[kind == 1]), draw[kind == 1])
+        np.add.at(w, (i[kind == 2], j[kind == 2]), 0.5 * draw[kind == 2])
+        np.add.at(w, (j[kind == 2], i[kind == 2]), 0.5 * draw[kind == 2])
+
+        def nll(beta, w=w):
+            p = 1 / (1 + np.exp(beta[None, :] - beta[:, None]))
+            grad = ((w + w.T) * p - w).sum(1) + R.RIDGE * beta
+            return -(w * np.log(p)).sum() + 0.5 * R.RIDGE * beta @ beta, grad
+
+        res = minimize(nll, np.zeros(len(models)), jac=True, method="L-BFGS-B",
+                       options={"gtol": 1e-10, "ftol": 1e-15, "maxiter": 10000})
+        ref = 400 / math.log(10) * (res.x - res.x.mean())
+        assert got - got.mean() == pytest.approx(ref, abs=1e-3)
+
+
 def test_pair_counts_collapse_rows():
     data = rows(("x", "y", "A", 2), ("y", "x", "A", 1), ("x", "y", "tie", 3), ("z", "x", "B", 1))
     models, wins, ties = R.pair_counts(data)
