@@ -14,6 +14,7 @@ export NLTK_DATA
 help:
 	@echo "make demo   - install, migrate, load the demo study, serve on http://127.0.0.1:8000"
 	@echo "make test   - install and run the whole suite (PostgreSQL + Chromium included)"
+	@echo "make test-fast - ruff and the suite without slow tests, on SQLite (no services)"
 
 system-deps:
 	@scripts/system_deps.sh
@@ -37,8 +38,9 @@ $(NLTK_DATA)/corpora/wordnet/lexnames:
 test: install wordnet
 	@scripts/run_tests.sh
 
-test-fast: install
-	TEST_DATABASE_URL= $(PY) -m pytest -q -m "not postgres and not browser"
+test-fast: install wordnet
+	$(VENV)/bin/ruff check .
+	TEST_DATABASE_URL= $(PY) -m pytest -q -p no:cacheprovider -m "not slow"
 
 demo: install wordnet
 	@scripts/demo.sh

@@ -87,13 +87,14 @@ DATABASES = {
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = env_bool("DATABASE_CONN_HEALTH_CHECKS", True)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["ENGINE"] = "config.postgresql"  # the same, with a cheaper ping
-    # The hot-path statements (annotation.core.sql) are prepared once per kept connection; the
-    # ORM's own queries never are (Django binds their parameters client-side). Not with a
-    # connection per request (preparing would only add a round trip), nor behind a pooler that
-    # cannot keep them (PgBouncer in transaction mode without max_prepared_statements).
+    # The one switch for prepared statements: the hot-path statements (annotation.core.sql)
+    # are prepared once per connection, in production, tests and DEBUG alike; the ORM's own
+    # queries never are (Django binds their parameters client-side). Off (psycopg's
+    # prepare_threshold None) behind a pooler that cannot keep them (PgBouncer in transaction
+    # mode without max_prepared_statements), or with a connection per request (CONN_MAX_AGE 0:
+    # preparing then only adds a round trip); the same statements then run unprepared.
     DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = (
-        0 if env_bool("DATABASE_PREPARED_STATEMENTS", True)
-        and DATABASES["default"]["CONN_MAX_AGE"] != 0 else None)
+        0 if env_bool("DATABASE_PREPARED_STATEMENTS", True) else None)
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Wait for the writer lock instead of failing at once; SQLite serializes claims.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
@@ -184,6 +185,10 @@ STORAGES = {
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", CELERY_BROKER_URL)
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+# Redis holding the API rate limits every process shares (annotation.core.rate_limit).
+# Default: the broker when it is Redis; empty = each process paces itself (embedded setup).
+_BROKER_IS_REDIS = CELERY_BROKER_URL.startswith(("redis://", "rediss://", "unix://"))
+RATE_LIMIT_REDIS_URL = env_str("RATE_LIMIT_REDIS_URL", CELERY_BROKER_URL if _BROKER_IS_REDIS else "")
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -287,7 +292,7 @@ IMAGE_FETCH_ALLOW_LOOPBACK = False
 MTURK_PRODUCTION = env_bool("MTURK_PRODUCTION", False)  # sandbox unless set AND confirmed per launch
 MTURK_REGION = env_str("MTURK_REGION", "us-east-1")
 MTURK_ENDPOINT_URL = env_str("MTURK_ENDPOINT_URL")  # override; default derived from the mode
-MTURK_MAX_ATTEMPTS = env_int("MTURK_MAX_ATTEMPTS", 6)  # botocore + our throttling backoff
+MTURK_MAX_ATTEMPTS = env_int("MTURK_MAX_ATTEMPTS", 6)  # all attempts, botocore's standard retries
 PROLIFIC_API_TOKEN = env_str("PROLIFIC_API_TOKEN")  # env only
 PROLIFIC_BASE_URL = env_str("PROLIFIC_BASE_URL", "https://api.prolific.com/api/v1/")
 PROLIFIC_COMPLETE_URL = env_str(
@@ -295,6 +300,7 @@ PROLIFIC_COMPLETE_URL = env_str(
 )
 PROLIFIC_FEE_RATE = env_float("PROLIFIC_FEE_RATE", 0.3333)  # service fee on rewards and bonuses
 PROLIFIC_TIMEOUT = env_float("PROLIFIC_TIMEOUT", 20.0)
+PROLIFIC_MAX_ATTEMPTS = env_int("PROLIFIC_MAX_ATTEMPTS", 4)  # idempotent calls only
 PROVIDER_SYNC_SECONDS = env_float("PROVIDER_SYNC_SECONDS", 300.0)
 CELERY_IMPORTS = [
     "annotation.engine.tasks", "annotation.providers.tasks", "annotation.pipeline.tasks",

@@ -22,7 +22,3 @@ MEDIA_ROOT = tempfile.mkdtemp(prefix="vlmeval-media-")
 STATIC_ROOT = tempfile.mkdtemp(prefix="vlmeval-static-")
 SESSION_COOKIE_SECURE = False
 CSRF_COOKIE_SECURE = False
-if DATABASES["default"]["ENGINE"] == "config.postgresql":  # noqa: F405
-    # The production setup keeps connections (DATABASE_CONN_MAX_AGE) and so prepares the hot
-    # path's statements; tests open and close connections their own way, so say it here.
-    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = 0  # noqa: F405

@@ -1,41 +1,89 @@
-"""Hand-written statements for the annotators' hot path; rows load into ordinary model instances.
+"""Every hand-written statement of the annotation app, and the one rule for running them.
 
-Profiling the task page and the submit under load showed the ORM spending more CPU building a
-query than the database spends running it (the assignment-with-task-batch-worker lookup alone
-was a third of a request). The few queries every task page and submit make are written once
-here; their column lists still come from the models' ``_meta`` and values pass through the
-same database converters the ORM applies (JSON, booleans and UUIDs on SQLite, ...), so the
-instances are exactly what the ORM would have returned.
+Only statements a benchmark shows paying their keep are here (``bench/hot_path_sql.py``, ORM
+against these on PostgreSQL, prepared as production runs them; figures in the commit that
+last changed this list): the few every task page, submit, claim and signed-in request make.
+Building the ORM's query cost more CPU than PostgreSQL spent running it, and preparing the
+statement once per connection saves its planning (3-10x its execution for the assignment and
+user reads). Everything else the app writes or reads goes through the ORM.
+
+Rules for what is here:
+
+- table and column names come from the models' ``_meta``, quoted by the connection;
+- every value is a parameter, except one: the ``leased`` status in the held-lease lookup,
+  a literal made from ``Assignment.Status`` below (``_LEASED``), because a prepared
+  statement's generic plan can use the partial unique index over leased rows only when it
+  sees the constant (with the status as a parameter PostgreSQL never settled on a generic
+  plan: it re-planned on every execution, which is what preparing is for avoiding);
+- rows load through the same converters the ORM applies, into ordinary model instances, so
+  callers get exactly what the ORM would have returned (``tests/annotation/test_rows.py``).
+
+Preparation: on PostgreSQL these statements run on a server-binding cursor that asks psycopg
+to prepare each one on first use per connection, through Django's cursor wrapper (so DEBUG's
+query log, ``assertNumQueries`` and execute wrappers see them and change nothing). One
+setting decides whether psycopg prepares: ``DATABASE_PREPARED_STATEMENTS`` (default on; see
+config/settings.py), which tests use too. Other databases run the same statements on Django's
+cursor.
 """
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import cache, cached_property
 
-from django.db import connections
+from django.contrib.auth import get_user_model
+from django.db import (
+    DatabaseError,
+    DataError,
+    IntegrityError,
+    connection,
+    connections,
+    transaction,
+)
+
+from annotation.models import Assignment, Batch, Task, Worker
+
+
+def _literal(value: str) -> str:
+    """A string constant as SQL; only for identifier-like enum values (no quoting needed)."""
+    if not value.isidentifier():
+        raise ValueError(f"not a plain enum value: {value!r}")
+    return f"'{value}'"
+
+
+_LEASED = _literal(Assignment.Status.LEASED)
 
 
 class ModelColumns:
-    """A model's concrete columns under a table alias: the SELECT list and the row loader."""
+    """A model's concrete columns under a table alias: the SELECT list and the row loader.
+    Without an alias, bare column names (an UPDATE's RETURNING list)."""
 
-    def __init__(self, model, alias: str, using: str = "default"):
+    def __init__(self, model, alias: str = "", using: str = "default"):
         self.model, self.alias, self.using = model, alias, using
         self.fields = model._meta.concrete_fields
         self.attnames = [f.attname for f in self.fields]
         self._pk_index = self.attnames.index(model._meta.pk.attname)
 
+    def col(self, field_name: str) -> str:
+        """One column, quoted, under the alias: ``t."batch_id"`` for ``col("batch")``."""
+        meta = self.model._meta
+        field = meta.pk if field_name == "pk" else meta.get_field(field_name)
+        column = connections[self.using].ops.quote_name(field.column)
+        return f"{self.alias}.{column}" if self.alias else column
+
     def sql(self) -> str:
-        quote = connections[self.using].ops.quote_name
-        return ", ".join(f"{self.alias}.{quote(f.column)}" for f in self.fields)
+        return ", ".join(self.col(f.name) for f in self.fields)
+
+    def name(self) -> str:
+        return connections[self.using].ops.quote_name(self.model._meta.db_table)
 
     def table(self) -> str:
         """``table alias`` for a FROM or JOIN clause."""
-        return f"{connections[self.using].ops.quote_name(self.model._meta.db_table)} {self.alias}"
+        return f"{self.name()} {self.alias}"
 
     @cached_property
     def _converters(self):
         connection = connections[self.using]
         out = []
         for i, field in enumerate(self.fields):
-            col = field.get_col(self.alias)
+            col = field.get_col(self.alias or self.model._meta.db_table)
             fns = connection.ops.get_db_converters(col) + col.get_db_converters(connection)
             if fns:
                 out.append((i, col, fns))
@@ -61,44 +109,28 @@ def db_value(model, field_name: str, value, using: str = "default"):
     return field.get_db_prep_value(value, connections[using], prepared=False)
 
 
-def fetch_one(sql: str, params, using: str = "default"):
-    with statement_cursor(using) as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchone()
-
-
 @contextmanager
 def statement_cursor(using: str = "default"):
-    """A cursor for these fixed statements. On PostgreSQL it prepares each statement on first
-    use per connection: planning them cost more than running them (pg_stat_statements under
-    load: 0.37 ms planning vs 0.11 ms executing the assignment lookup, 0.33 vs 0.03 ms the
-    user-with-roles read). Django's own cursor where that does not apply: other databases,
-    queries being recorded (DEBUG, tests counting queries), execute wrappers installed, or
-    prepared statements switched off (DATABASE_PREPARED_STATEMENTS=0, e.g. behind PgBouncer
-    in transaction mode)."""
+    """The cursor every statement here runs on: Django's cursor wrapper (query log, execute
+    wrappers, error translation) around, on PostgreSQL, a psycopg cursor that binds parameters
+    server-side and prepares the statement on first use per connection; psycopg skips the
+    preparing when the connection's ``prepare_threshold`` is None (DATABASE_PREPARED_STATEMENTS=0).
+    A statement that fails for another reason than its data (e.g. a migration changed a
+    column under it) marks the connection, which is then retired (config/postgresql)."""
     connection = connections[using]
-    with connection.cursor() as cursor:
-        raw = connection.connection
-        if (connection.vendor != "postgresql" or connection.queries_logged
-                or connection.execute_wrappers or raw.prepare_threshold is None):
+    with connection.cursor() as cursor:  # health check, connect, thread check
+        if connection.vendor != "postgresql":
             yield cursor
             return
-        with connection.wrap_database_errors, _preparing_cursor_class()(raw) as prepared:
+        with connection.wrap_database_errors:
+            raw = _preparing_cursor_class()(connection.connection)
+        with connection._prepare_cursor(raw) as prepared:
             try:
                 yield prepared
-            except Exception as exc:
-                if _may_be_stale(exc):  # see config.postgresql: the connection is retired
+            except DatabaseError as exc:
+                if not isinstance(exc, (IntegrityError, DataError)):
                     connection.prepared_statement_failed = True
                 raise
-
-
-def _may_be_stale(exc: Exception) -> bool:
-    """Any database error but a constraint or a bad value: those say nothing about the
-    prepared statement itself."""
-    import psycopg
-
-    return isinstance(exc, psycopg.Error) and not isinstance(
-        exc, (psycopg.IntegrityError, psycopg.DataError))
 
 
 @cache
@@ -114,46 +146,204 @@ def _preparing_cursor_class():
     return PreparingCursor
 
 
-def insertable_fields(model) -> list:
-    """The fields an INSERT writes: every concrete one but the auto primary key."""
-    return [f for f in model._meta.concrete_fields if not f.primary_key]
+def _fetch_one(sql: str, params):
+    with statement_cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone()
 
 
-def column_list(fields, using: str = "default") -> str:
-    quote = connections[using].ops.quote_name
-    return ", ".join(quote(f.column) for f in fields)
+# ---------------------------------------------------------------- the task page and submit
+
+def assignment_with_context(assignment_uuid) -> Assignment | None:
+    """The assignment by its public id, with its task, batch and worker loaded."""
+    columns, sql = _assignment_query()
+    row = _fetch_one(sql, [db_value(Assignment, "uuid", assignment_uuid)])
+    if row is None:
+        return None
+    assignment, i = columns[0].load(row)
+    assignment.task, i = columns[1].load(row, i)
+    assignment.batch, i = columns[2].load(row, i)
+    assignment.worker, _ = columns[3].load(row, i)
+    return assignment
 
 
-def insert_params(instance, fields, using: str = "default") -> list:
-    """``fields``' values of an unsaved ``instance`` as an INSERT stores them (defaults and
-    ``pre_save`` applied, e.g. ``auto_now_add``)."""
-    connection = connections[using]
-    return [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
+@cache
+def _assignment_query():
+    columns = a, t, b, w = (ModelColumns(Assignment, "a"), ModelColumns(Task, "t"),
+                            ModelColumns(Batch, "b"), ModelColumns(Worker, "w"))
+    select = ", ".join(c.sql() for c in columns)
+    return columns, (
+        f"SELECT {select} FROM {a.table()}"
+        f" JOIN {t.table()} ON {t.col('id')} = {a.col('task')}"
+        f" JOIN {b.table()} ON {b.col('id')} = {a.col('batch')}"
+        f" JOIN {w.table()} ON {w.col('id')} = {a.col('worker')}"
+        f" WHERE {a.col('uuid')} = %s"
+    )
 
 
-def save_if(instance, fields: list[str], where: dict, using: str = "default") -> bool:
+def submitted_and_total(batch_id: int, worker_id: int) -> tuple[int, int]:
+    """(tasks of the batch the worker has submitted, tasks in the batch), in one statement."""
+    submitted, total = _fetch_one(_position_sql(), [batch_id, worker_id, batch_id])
+    return submitted, total
+
+
+@cache
+def _position_sql() -> str:
+    a, t = ModelColumns(Assignment, "a"), ModelColumns(Task, "t")
+    return (f"SELECT (SELECT COUNT(*) FROM {a.table()} WHERE {a.col('batch')} = %s"
+            f" AND {a.col('worker')} = %s AND {a.col('submitted_at')} IS NOT NULL),"
+            f" (SELECT COUNT(*) FROM {t.table()} WHERE {t.col('batch')} = %s)")
+
+
+def save_if(instance, fields: list[str], where: dict) -> bool:
     """``UPDATE`` the instance's ``fields`` from its attributes, only while the row still
     matches ``where`` (field name → value); True when it did. A compare-and-set in one statement
-    (the common case of a state change, without a locking read first)."""
+    (a submit: the lease this request read becomes the submission)."""
     model = instance._meta.model
-    sql = _save_if_sql(model, tuple(fields), tuple(where), using)
-    connection = connections[using]
+    sql = _save_if_sql(model, tuple(fields), tuple(where))
     params = []
     for name in fields:
         field = model._meta.get_field(name)
         params.append(field.get_db_prep_save(getattr(instance, field.attname), connection))
     params.append(instance.pk)
-    params += [db_value(model, name, value, using) for name, value in where.items()]
-    with statement_cursor(using) as cursor:
+    params += [db_value(model, name, value) for name, value in where.items()]
+    with statement_cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.rowcount == 1
 
 
 @cache
-def _save_if_sql(model, fields: tuple, where: tuple, using: str) -> str:
-    quote = connections[using].ops.quote_name
-    column = lambda name: quote(model._meta.get_field(name).column)  # noqa: E731
-    assignments = ", ".join(f"{column(name)} = %s" for name in fields)
-    conditions = "".join(f" AND {column(name)} = %s" for name in where)
-    return (f"UPDATE {quote(model._meta.db_table)} SET {assignments}"
-            f" WHERE {quote(model._meta.pk.column)} = %s{conditions}")
+def _save_if_sql(model, fields: tuple, where: tuple) -> str:
+    m = ModelColumns(model)
+    assignments = ", ".join(f"{m.col(name)} = %s" for name in fields)
+    conditions = "".join(f" AND {m.col(name)} = %s" for name in where)
+    return f"UPDATE {m.name()} SET {assignments} WHERE {m.col('pk')} = %s{conditions}"
+
+
+# ---------------------------------------------------------------------------------- claims
+
+def held_lease(batch: Batch, worker: Worker) -> Assignment | None:
+    """The worker's leased assignment in ``batch`` (at most one: the partial unique index),
+    live or past its deadline, with its task loaded."""
+    (a, t), sql = _held_lease_query()
+    row = _fetch_one(sql, [batch.pk, worker.pk])
+    if row is None:
+        return None
+    assignment, i = a.load(row)
+    assignment.task, _ = t.load(row, i)
+    assignment.batch, assignment.worker = batch, worker
+    return assignment
+
+
+@cache
+def _held_lease_query():
+    a, t = ModelColumns(Assignment, "a"), ModelColumns(Task, "t")
+    return (a, t), (
+        f"SELECT {a.sql()}, {t.sql()} FROM {a.table()}"
+        f" JOIN {t.table()} ON {t.col('id')} = {a.col('task')}"
+        f" WHERE {a.col('batch')} = %s AND {a.col('worker')} = %s"
+        f" AND {a.col('status')} = {_LEASED}"  # a literal: see the module's docstring
+    )
+
+
+def claim_next_task(assignment: Assignment) -> Assignment | None:
+    """Take a slot on the first task of ``assignment.batch`` with one free that
+    ``assignment.worker`` never held, and insert ``assignment`` (unsaved, its task unset) for
+    it; the saved assignment with its task loaded, or None when no task qualifies.
+
+    One statement builds the slot-taking ``UPDATE … RETURNING`` for both databases: its
+    candidate row is locked ``FOR UPDATE SKIP LOCKED`` where the database can (PostgreSQL), so
+    concurrent claims spread over tasks instead of queueing on one row; SQLite serializes
+    writers instead. PostgreSQL runs it with the INSERT as one statement (data-modifying CTEs),
+    so a claim is one round trip, atomic on its own; SQLite has no data-modifying CTEs and
+    inserts next, in the same transaction. Either way a refused INSERT (the one-lease index,
+    ``IntegrityError``) rolls the slot back with it.
+    """
+    batch_id, worker_id = assignment.batch_id, assignment.worker_id
+    if connection.vendor == "postgresql":
+        fields, slot, sql = _claim_statement()
+        values = [f.get_db_prep_save(f.pre_save(assignment, True), connection)
+                  for f in fields if f.name != "task"]
+        with transaction.atomic() if connection.in_atomic_block else nullcontext():
+            row = _fetch_one(sql, [batch_id, worker_id, *values])
+        if row is None:
+            return None
+        assignment.pk = row[0]
+        assignment.task, _ = slot.load(row, 1)
+        assignment._state.adding, assignment._state.db = False, connection.alias
+        return assignment
+    returned, sql = _take_next_slot()
+    with transaction.atomic():
+        row = _fetch_one(sql, [batch_id, worker_id])
+        if row is None:
+            return None
+        assignment.task, _ = returned.load(row)
+        assignment.save(force_insert=True)
+    return assignment
+
+
+@cache
+def _take_next_slot():
+    """``UPDATE task … WHERE id = (the candidate) … RETURNING`` the task: the slot-taking
+    half of a claim, shared by both databases' statements."""
+    t, a, returned = ModelColumns(Task, "t"), ModelColumns(Assignment, "a"), ModelColumns(Task)
+    lock = (" FOR UPDATE SKIP LOCKED"
+            if connection.features.has_select_for_update_skip_locked else "")
+    candidate = (
+        f"SELECT {t.col('id')} FROM {t.table()} WHERE {t.col('batch')} = %s"
+        f" AND {t.col('slots_taken')} < {t.col('max_assignments')}"
+        f" AND NOT EXISTS (SELECT 1 FROM {a.table()}"
+        f" WHERE {a.col('task')} = {t.col('id')} AND {a.col('worker')} = %s)"
+        f" ORDER BY {t.col('position')} LIMIT 1{lock}"
+    )
+    slots, limit = returned.col("slots_taken"), returned.col("max_assignments")
+    return returned, (
+        f"UPDATE {returned.name()} SET {slots} = {slots} + 1"
+        f" WHERE {returned.col('id')} = ({candidate}) AND {slots} < {limit}"
+        f" RETURNING {returned.sql()}"
+    )
+
+
+@cache
+def _claim_statement():
+    """PostgreSQL: the slot-taking UPDATE and the assignment's INSERT as one statement."""
+    _, take_slot = _take_next_slot()
+    slot, new = ModelColumns(Task, "slot"), ModelColumns(Assignment)
+    quote = connection.ops.quote_name
+    fields = [f for f in Assignment._meta.concrete_fields if not f.primary_key]
+    columns = ", ".join(quote(f.column) for f in fields)
+    values = ", ".join(slot.col("id") if f.name == "task" else "%s" for f in fields)
+    return fields, slot, (
+        f"WITH slot AS ({take_slot}),"
+        f" created AS (INSERT INTO {new.name()} ({columns}) SELECT {values} FROM slot"
+        f" RETURNING {new.col('pk')})"
+        f" SELECT created.{new.col('pk')}, {slot.sql()} FROM created, slot"
+    )
+
+
+# ------------------------------------------------------------------------- every request
+
+def user_with_roles(user_id, role_names: tuple[str, ...]):
+    """The user by primary key and, per role name, whether they are in that group; None
+    when there is no such user."""
+    columns, sql = _user_with_roles_query(len(role_names))
+    row = _fetch_one(sql, [*role_names, user_id])
+    if row is None:
+        return None
+    user, i = columns.load(row)
+    return user, [bool(flag) for flag in row[i:]]
+
+
+@cache
+def _user_with_roles_query(roles: int):
+    user_model = get_user_model()
+    u = ModelColumns(user_model, "u")
+    link = ModelColumns(user_model.groups.through, "l")
+    group = ModelColumns(user_model.groups.field.related_model, "g")
+    link_user = user_model.groups.field.m2m_field_name()
+    link_group = user_model.groups.field.m2m_reverse_field_name()
+    member = (f"EXISTS (SELECT 1 FROM {link.table()}"
+              f" JOIN {group.table()} ON {group.col('pk')} = {link.col(link_group)}"
+              f" WHERE {link.col(link_user)} = {u.col('pk')} AND {group.col('name')} = %s)")
+    flags = "".join(f", {member}" for _ in range(roles))
+    return u, f"SELECT {u.sql()}{flags} FROM {u.table()} WHERE {u.col('pk')} = %s"

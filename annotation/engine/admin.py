@@ -1,4 +1,6 @@
-"""Admin for the engine's models; batch upload and status actions call the services."""
+"""Admin for the engine's models; batch upload, status and qualification actions call the
+services. Workers are administered with the marketplaces (``annotation.providers.admin``):
+blocking one there is a marketplace call."""
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -13,14 +15,13 @@ from annotation.engine.services.batches import (
     rows_from_upload,
 )
 from annotation.engine.services.leases import leases_expire
-from annotation.engine.services.workers import worker_block, worker_unblock
+from annotation.engine.services.qualifications import qualification_revoke
 from annotation.models import (
     Assignment,
     Batch,
     Qualification,
     QualificationGrant,
     Task,
-    Worker,
 )
 
 
@@ -128,24 +129,19 @@ class AssignmentAdmin(admin.ModelAdmin):
         self.message_user(request, f"Expired {leases_expire()} leases.")
 
 
-@admin.register(Worker)
-class WorkerAdmin(admin.ModelAdmin):
-    list_display = ("provider", "external_id", "user", "blocked", "blocked_reason", "created_at")
-    list_filter = ("provider", "blocked")
-    search_fields = ("external_id", "user__username")
-    actions = ("block", "unblock")
+@admin.register(QualificationGrant)
+class QualificationGrantAdmin(admin.ModelAdmin):
+    list_display = ("qualification", "worker", "score", "granted_at", "revoked")
+    list_filter = ("qualification", "revoked")
+    search_fields = ("worker__external_id",)
+    list_select_related = ("qualification", "worker")
+    actions = ("revoke",)
 
-    @admin.action(description="Block")
-    def block(self, request, queryset):
-        for worker in queryset:
-            worker_block(worker, f"Blocked by {request.user}")
-
-    @admin.action(description="Unblock")
-    def unblock(self, request, queryset):
-        for worker in queryset:
-            worker_unblock(worker)
+    @admin.action(description="Revoke (pushed to the marketplace with the next push)")
+    def revoke(self, request, queryset):
+        revoked = sum(qualification_revoke(qualification=grant.qualification, worker=grant.worker)
+                      for grant in queryset.filter(revoked=False))
+        self.message_user(request, f"Revoked {revoked} grant(s).")
 
 
 admin.site.register(Qualification)
-admin.site.register(QualificationGrant, list_display=("qualification", "worker", "score",
-                                                       "granted_at", "revoked"))

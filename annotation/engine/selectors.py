@@ -1,11 +1,10 @@
 """Reads of the engine: progress, cost, worker statistics. No writes here."""
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import cache
 
 from django.db.models import Count, Q, Sum
 
-from annotation.core.sql import ModelColumns, db_value, fetch_one
+from annotation.core import sql
 from annotation.models import Assignment, Batch, Task, Worker
 
 
@@ -62,42 +61,14 @@ def worker_gold_accuracy(worker: Worker) -> tuple[int, int]:
 
 def worker_position(batch: Batch, worker: Worker) -> tuple[int, int]:
     """("Task k of n") — k counts this worker's submitted tasks plus the current one."""
-    submitted, total = fetch_one(_position_sql(), [batch.pk, worker.pk, batch.pk])
+    submitted, total = sql.submitted_and_total(batch.pk, worker.pk)
     return min(submitted + 1, total), total
-
-
-@cache
-def _position_sql() -> str:
-    a, t = ModelColumns(Assignment, "a"), ModelColumns(Task, "t")
-    return (f"SELECT (SELECT COUNT(*) FROM {a.table()} WHERE a.batch_id = %s AND a.worker_id = %s"
-            f" AND a.submitted_at IS NOT NULL), (SELECT COUNT(*) FROM {t.table()}"
-            " WHERE t.batch_id = %s)")
 
 
 def assignment_with_context(assignment_uuid) -> Assignment | None:
     """The assignment with its task, batch and worker loaded — what every task page and submit
-    starts from — in one precompiled query."""
-    columns, sql = _assignment_query()
-    row = fetch_one(sql, [db_value(Assignment, "uuid", assignment_uuid)])
-    if row is None:
-        return None
-    assignment, i = columns[0].load(row)
-    assignment.task, i = columns[1].load(row, i)
-    assignment.batch, i = columns[2].load(row, i)
-    assignment.worker, _ = columns[3].load(row, i)
-    return assignment
-
-
-@cache
-def _assignment_query():
-    columns = a, t, b, w = (ModelColumns(Assignment, "a"), ModelColumns(Task, "t"),
-                            ModelColumns(Batch, "b"), ModelColumns(Worker, "w"))
-    select = ", ".join(c.sql() for c in columns)
-    return columns, (
-        f"SELECT {select} FROM {a.table()} JOIN {t.table()} ON t.id = a.task_id"
-        f" JOIN {b.table()} ON b.id = a.batch_id JOIN {w.table()} ON w.id = a.worker_id"
-        " WHERE a.uuid = %s"
-    )
+    starts from — in one hand-written statement (the hot path: see annotation.core.sql)."""
+    return sql.assignment_with_context(assignment_uuid)
 
 
 def batches_open_to(worker: Worker):

@@ -209,7 +209,3 @@ class Assignment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task} by {self.worker} ({self.status})"
-
-    @property
-    def is_live(self) -> bool:
-        return self.status == self.Status.LEASED

@@ -1,5 +1,6 @@
-"""Admin for the marketplaces: launch (estimate + confirmation), preview, pause, resume, expire,
-sync now, status counts, bonuses and review. Every button calls one provider service."""
+"""Admin for the marketplaces: launch (estimate + confirmation), preview, pause, resume, extend,
+expire, sync now, status counts, bonuses and review; workers, whom blocking reaches on their
+marketplace too. Every button calls one service."""
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -9,6 +10,7 @@ from django.utils.html import format_html
 
 from annotation.core.clients import mturk as mturk_client
 from annotation.core.clients.errors import MarketplaceError
+from annotation.engine.services.workers import worker_block
 from annotation.models import (
     Bonus,
     MarketplaceBatch,
@@ -16,6 +18,7 @@ from annotation.models import (
     ProviderConfig,
     ProviderHit,
     ProviderSubmission,
+    Worker,
 )
 from annotation.providers.costs import BudgetExceeded
 from annotation.providers.selectors import batch_costs, batch_status_counts
@@ -23,11 +26,14 @@ from annotation.providers.services import (
     assignment_approve,
     assignment_reject,
     batch_expire,
+    batch_extend,
     batch_launch,
     batch_pause,
     batch_resume,
     batch_sync,
     config_for,
+    provider_worker_block,
+    provider_worker_unblock,
     qualification_push,
     worker_bonus,
 )
@@ -62,7 +68,7 @@ class MarketplaceBatchAdmin(admin.ModelAdmin):
               "counts", "costs", "buttons")
     readonly_fields = ("title", "provider", "status", "counts", "costs", "buttons")
     inlines = (ProviderConfigInline,)
-    actions = ("pause", "resume", "expire", "sync_now", "push_qualifications")
+    actions = ("pause", "resume", "extend", "expire", "sync_now", "push_qualifications")
 
     def get_queryset(self, request):
         return super().get_queryset(request).exclude(provider="local")
@@ -132,7 +138,11 @@ class MarketplaceBatchAdmin(admin.ModelAdmin):
                 continue
             for error in errors or []:
                 self.message_user(request, f"{batch}: {error}", messages.WARNING)
-            self.message_user(request, f"{batch}: {verb}.")
+            if errors:
+                self.message_user(request, f"{batch}: {verb}, except {len(errors)} unit(s) "
+                                           "(above).", messages.WARNING)
+            else:
+                self.message_user(request, f"{batch}: {verb}.")
 
     @admin.action(description="Pause (stop new arrivals)")
     def pause(self, request, queryset):
@@ -141,6 +151,12 @@ class MarketplaceBatchAdmin(admin.ModelAdmin):
     @admin.action(description="Resume")
     def resume(self, request, queryset):
         self._each(request, queryset, batch_resume, "resumed")
+
+    @admin.action(description="Extend live units by the batch's lifetime (MTurk)")
+    def extend(self, request, queryset):
+        self._each(request, queryset, lambda batch, actor: batch_extend(
+            batch, seconds=config_for(batch).lifetime_seconds, actor=actor),
+            "live units extended by its lifetime")
 
     @admin.action(description="Expire (close for good)")
     def expire(self, request, queryset):
@@ -242,3 +258,39 @@ class ProviderActionAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+@admin.register(Worker)
+class WorkerAdmin(admin.ModelAdmin):
+    list_display = ("provider", "external_id", "user", "blocked", "blocked_reason", "created_at")
+    list_filter = ("provider", "blocked")
+    search_fields = ("external_id", "user__username")
+    actions = ("block", "block_on_marketplace", "unblock")
+
+    @admin.action(description="Block here (our batches only)")
+    def block(self, request, queryset):
+        for worker in queryset:
+            worker_block(worker, f"Blocked by {request.user}")
+
+    @admin.action(description="Block here and on their marketplace (MTurk)")
+    def block_on_marketplace(self, request, queryset):
+        self._each(request, queryset, "blocked", lambda worker, actor: provider_worker_block(
+            worker, reason=f"Blocked by {actor}", actor=actor))
+
+    @admin.action(description="Unblock here and on their marketplace")
+    def unblock(self, request, queryset):
+        self._each(request, queryset, "unblocked", lambda worker, actor: provider_worker_unblock(
+            worker, actor=actor))
+
+    def _each(self, request, queryset, verb, call):
+        done = 0
+        for worker in queryset:
+            try:
+                call(worker, request.user.get_username())
+            except MarketplaceError as exc:  # our flag is set; the marketplace refused
+                self.message_user(request, f"{worker}: {verb} here, not on the marketplace: "
+                                           f"{exc}", messages.ERROR)
+            else:
+                done += 1
+        if done:
+            self.message_user(request, f"{done} worker(s) {verb}.")

@@ -122,10 +122,13 @@ class Provider:
         raise NotSupported(f"{self.name} has no qualifications")
 
     def block(self, worker_id: str, reason: str) -> None:
-        """Local blocking is our own ``Worker.blocked`` flag, set by the service."""
+        """Block on the marketplace's side too (our own ``Worker.blocked`` flag is set by the
+        service either way); a marketplace without such a call says so."""
+        raise NotSupported(f"{self.name} cannot block workers")
 
     def unblock(self, worker_id: str, reason: str = "") -> None:
         """See ``block``."""
+        raise NotSupported(f"{self.name} cannot unblock workers")
 
     def notify(self, worker_ids: list[str], subject: str, message: str) -> list[str]:
         """Message workers; returns the ids that could not be notified."""

@@ -4,8 +4,15 @@ Participants arrive at our batch URL with ``PROLIFIC_PID``, ``STUDY_ID`` and ``S
 (the submission id), do one task, and are sent back with the study's completion code.
 Prolific's bonus *pay* call is not idempotent, so the bonus service claims the bonus row before
 calling and marks an unanswered call "uncertain" instead of retrying it.
+
+Retries: only idempotent calls (GETs, and the approve transition, which Prolific documents as
+idempotent) are retried, on 429, 5xx and connection errors, up to ``PROLIFIC_MAX_ATTEMPTS``
+attempts, with full-jitter backoff or the server's ``Retry-After``
+(``annotation.core.clients.retry``). A call that creates or moves money (studies, bonus set-up
+and pay) or a transition that may answer differently the second time is sent once.
 """
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from decimal import Decimal
 
@@ -14,6 +21,7 @@ from django.conf import settings
 from django.urls import reverse
 
 from annotation.core.clients.errors import MarketplaceError, NotSupported
+from annotation.core.clients.retry import RETRYABLE_STATUS, backoff_delay, retry_after_seconds
 from annotation.providers.base import (
     CreatedHit,
     HitSpec,
@@ -26,8 +34,14 @@ from annotation.providers.costs import FeeSchedule
 
 _STATUS = {"AWAITING REVIEW": "submitted", "APPROVED": "approved", "REJECTED": "rejected"}
 _URL_PARAMS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+_IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE"})
+_BACKOFF_BASE_S = 0.5
+_BACKOFF_MAX_S = 30.0
 _REJECT_PAD = (" Your submission did not meet the study's quality checks, which are described in"
                " the instructions. Thank you for your time.")
+
+
+sleep: Callable[[float], None] = time.sleep  # tests replace it
 
 
 def study_token(batch_uuid) -> str:
@@ -54,17 +68,33 @@ class ProlificProvider(Provider):
             )
         return self._http
 
-    def _request(self, method: str, path: str, json=None, params=None) -> dict:
-        try:
-            response = self.http().request(method, path, json=json, params=params)
-        except httpx.TransportError as exc:
-            raise MarketplaceError(f"Prolific {method} {path}: {exc}", definite=False) from exc
-        if response.status_code >= 400:
-            raise MarketplaceError(
-                f"Prolific {method} {path}: HTTP {response.status_code}: {response.text[:300]}",
-                definite=response.status_code < 500,
-            )
-        return response.json() if response.content else {}
+    def _request(self, method: str, path: str, json=None, params=None, *,
+                 idempotent: bool | None = None) -> dict:
+        """One API call; retried only when ``idempotent`` (default: by the HTTP method)."""
+        if idempotent is None:
+            idempotent = method in _IDEMPOTENT_METHODS
+        attempts = max(1, settings.PROLIFIC_MAX_ATTEMPTS) if idempotent else 1
+        for attempt in range(1, attempts + 1):
+            retry_after = None
+            tries = f" (attempt {attempt})" if attempt > 1 else ""
+            try:
+                response = self.http().request(method, path, json=json, params=params)
+            except httpx.TransportError as exc:
+                if attempt == attempts:
+                    raise MarketplaceError(f"Prolific {method} {path}{tries}: {exc}",
+                                           definite=False) from exc
+            else:
+                status = response.status_code
+                if status < 400:
+                    return response.json() if response.content else {}
+                if status not in RETRYABLE_STATUS or attempt == attempts:
+                    raise MarketplaceError(
+                        f"Prolific {method} {path}{tries}: HTTP {status}: {response.text[:300]}",
+                        definite=status < 500)
+                retry_after = retry_after_seconds(response.headers)
+            sleep(backoff_delay(attempt, base=_BACKOFF_BASE_S, cap=_BACKOFF_MAX_S,
+                                retry_after=retry_after))
+        raise AssertionError("unreachable")
 
     def fees(self) -> FeeSchedule:
         return FeeSchedule(kind="rate", rate=Decimal(str(settings.PROLIFIC_FEE_RATE)))
@@ -142,9 +172,9 @@ class ProlificProvider(Provider):
             path = ((page.get("_links") or {}).get("next") or {}).get("href") or ""
 
     def approve(self, assignment_id: str, feedback: str = "") -> None:
-        # Prolific documents this transition as idempotent.
+        # Prolific documents this transition as idempotent, so it may be retried.
         self._request("POST", f"submissions/{assignment_id}/transition/",
-                      json={"action": "APPROVE"})
+                      json={"action": "APPROVE"}, idempotent=True)
 
     def reject(self, assignment_id: str, reason: str) -> None:
         message = reason if len(reason) >= 100 else (reason + _REJECT_PAD)

@@ -24,7 +24,8 @@ from annotation.engine.services.errors import AssignmentConflict, NotEligible
 from annotation.engine.services.workers import worker_for_external
 from annotation.engine.views import MTURK_SUBMIT_HOSTS, external_query, render_task
 from annotation.models import Assignment, Batch, Task, Worker
-from annotation.providers.selectors import published_hit, published_studies
+from annotation.providers.selectors import published_hit
+from annotation.providers.services import StudyNotPublished, config_for, prolific_arrival_claim
 
 # Marketplace ids are short alphanumeric strings (MTurk: A1B2…; Prolific: 24 hex digits).
 MARKETPLACE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
@@ -81,17 +82,13 @@ def mturk_task(request, task_uuid):
 
 
 # --- Prolific (issue 7): batch-level arrival, one task per session, completion redirect -----
+PROLIFIC_DONE_SUFFIX = "/mturk/externalSubmit"
+
+
 @public
 def prolific_batch(request, batch_uuid):
-    """Arrival from a Prolific study: claim the participant's task for this session.
-
-    ``SESSION_ID`` (Prolific's submission id) becomes the assignment's provider id, so a reload
-    returns the same task and a forged session id owned by someone else is refused.
-    """
-    from django.db import IntegrityError
-
-    from annotation.engine.services.claims import task_claim_next
-
+    """Arrival from a Prolific study: the participant's task for this session
+    (``prolific_arrival_claim``); a reload returns the same task."""
     batch = get_object_or_404(Batch, uuid=batch_uuid)
     pid, study, session = (_marketplace_id(request.GET.get(name, ""))
                            for name in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"))
@@ -99,37 +96,22 @@ def prolific_batch(request, batch_uuid):
         return _framed(HttpResponseBadRequest(
             "Open this study from Prolific (PROLIFIC_PID, STUDY_ID and SESSION_ID are "
             "required)."))
-    if batch.provider != Worker.Provider.PROLIFIC or study not in published_studies(batch):
-        return _framed(HttpResponseBadRequest("This link does not belong to that Prolific "
-                                              "study."))
-    worker = worker_for_external(Worker.Provider.PROLIFIC, pid)
-    assignment = Assignment.objects.filter(provider_assignment_id=session).first()
-    if assignment is not None and (assignment.worker_id != worker.pk
-                                   or assignment.batch_id != batch.pk):
-        return _refused(request, batch, "This session belongs to another participant.")
+    # The shared after-submit page posts to <submit_to>/mturk/externalSubmit; for Prolific
+    # that is our own completion view (see prolific_done).
+    submit_to = reverse("annotation:prolific_done", args=[batch.uuid]).removesuffix(
+        PROLIFIC_DONE_SUFFIX)
+    try:
+        assignment = prolific_arrival_claim(batch=batch, participant_id=pid, study_id=study,
+                                            session_id=session, submit_to=submit_to)
+    except StudyNotPublished as exc:
+        return _framed(HttpResponseBadRequest(str(exc)))
+    except (AssignmentConflict, NotEligible) as exc:
+        return _refused(request, batch, exc)
     if assignment is None:
-        try:
-            assignment = task_claim_next(batch=batch, worker=worker)
-        except NotEligible as exc:
-            return _refused(request, batch, exc)
-        if assignment is None:
-            return _framed(render(request, "annotation/batch_done.html", {"batch": batch},
-                                  status=409))
-        done_path = reverse("annotation:prolific_done", args=[batch.uuid])
-        try:
-            Assignment.objects.filter(pk=assignment.pk, provider_assignment_id="").update(
-                provider_assignment_id=session, provider_hit_id=study,
-                # The shared after-submit page posts to <submit_to>/mturk/externalSubmit; for
-                # Prolific that is our own completion view (see prolific_done).
-                provider_submit_to=done_path.removesuffix(PROLIFIC_DONE_SUFFIX))
-        except IntegrityError:
-            return _refused(request, batch, "This session is already in use.")
-        assignment.refresh_from_db()
+        return _framed(render(request, "annotation/batch_done.html", {"batch": batch},
+                              status=409))
     url = redirect("annotation:assignment", assignment_uuid=assignment.uuid).url
     return redirect(f"{url}?{external_query(assignment)}")
-
-
-PROLIFIC_DONE_SUFFIX = "/mturk/externalSubmit"
 
 
 @public
@@ -143,8 +125,6 @@ def prolific_done(request, batch_uuid):
     and a link (not a 302) because the posting page's CSP ``form-action`` would block a
     cross-origin redirect.
     """
-    from annotation.providers.services import config_for
-
     batch = get_object_or_404(Batch, uuid=batch_uuid)
     session = _marketplace_id(request.POST.get("assignmentId", ""))  # never a NUL into SQL
     assignment = Assignment.objects.filter(

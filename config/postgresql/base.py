@@ -12,14 +12,28 @@ The hot path's prepared statements (annotation.core.sql) stay valid until the sc
 changes (a migration run from another machine: "cached plan must not change result type") or
 a pooler drops them. A failure of one marks the connection, and Django's end-of-request check
 then closes it instead of keeping it: the next request starts with no stale statements.
+Those statements bind their parameters server-side, so a recorded query (DEBUG,
+assertNumQueries) shows them as Django shows server-binding cursors: the values composed in.
 """
 import select
 
-from django.db.backends.postgresql import base
+from django.db.backends.postgresql import base, operations
+from psycopg import ClientCursor, errors
 from psycopg.pq import TransactionStatus
 
 
+class DatabaseOperations(operations.DatabaseOperations):
+    def last_executed_query(self, cursor, sql, params):
+        if isinstance(cursor, ClientCursor):
+            return super().last_executed_query(cursor, sql, params)
+        try:
+            return self.compose_sql(sql, params)
+        except errors.DataError:
+            return None
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
+    ops_class = DatabaseOperations
     prepared_statement_failed = False
 
     def init_connection_state(self):

@@ -1,5 +1,7 @@
-"""CSV formula injection (issue #14): one helper neutralises text cells in every CSV the
-platform writes; numbers stay numbers; our importers undo the escape so exports round-trip."""
+"""CSV formula injection: a cell starting like a formula (``=``, ``+``, ``-``, ``@`` …) runs when
+an analyst opens a download in a spreadsheet, and cells carry text from workers and uploaded
+files. One helper neutralises text cells in every CSV the platform writes; numbers stay
+numbers; our importers undo the escape so exports round-trip."""
 import csv
 import io
 import re

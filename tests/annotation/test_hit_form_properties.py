@@ -1,7 +1,8 @@
 """Property tests of the dataset-building HIT forms through the real submit service: any answer
 data is either stored as a valid answer or refused with ``AnswerInvalid``; a refused submit
-writes nothing and leaves the assignment leased; worker text is stored raw and shown escaped
-(issue #8)."""
+writes nothing and leaves the assignment leased; worker text is stored raw and shown escaped.
+Workers (and scripts posing as them) can send anything: no answer may crash a submit,
+half-write it, or end up as markup in a page."""
 import io
 import threading
 from datetime import timedelta

@@ -1,6 +1,7 @@
 """Property tests of the benchmark importers and the batch upload: malformed input is either
 imported validly or refused with the importer's own error naming the row, and a refused file
-leaves every table as it was (issue #8).
+leaves every table as it was: uploads come from outside, and a file that fails half-way must
+not leave half a dataset behind.
 
 Each example runs inside a savepoint rolled back at its end, and compares the row counts of
 every model of the project's apps before and after the call.

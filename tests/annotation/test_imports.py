@@ -64,7 +64,8 @@ def test_single_image_csv_imports_as_verified_human_references():
     assert "border collie" in first.instance_images.get().caption
 
 
-@pytest.mark.parametrize("layout,path", [("multi", MULTI), ("single", SINGLE)])
+@pytest.mark.parametrize("layout,path", [pytest.param("multi", MULTI, marks=pytest.mark.slow),
+                                         ("single", SINGLE)])
 def test_visitbench_export_import_round_trip(layout, path, tmp_path):
     import_visitbench(_need(path))
     exported = export_dataset("visitbench", layout=layout)
@@ -77,6 +78,7 @@ def test_visitbench_export_import_round_trip(layout, path, tmp_path):
     assert parse_visit_csv(export_dataset("visitbench", layout=layout)) == parse_visit_csv(path)
 
 
+@pytest.mark.slow
 def test_convbench_imports_578_conversations_with_images():
     summary = import_convbench(_need(CONV), CONV_IMAGES)
     assert summary.created == 578

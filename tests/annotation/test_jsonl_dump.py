@@ -76,6 +76,7 @@ def _int_values(value, path=""):
         yield path
 
 
+@pytest.mark.slow
 def test_dump_round_trips_byte_identical_through_an_empty_database(tmp_path):
     _load_real_data()
     before = _counts()

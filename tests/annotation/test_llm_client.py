@@ -1,6 +1,5 @@
 """ChatClient against a real loopback FakeOpenAIServer (no network, no keys)."""
 
-import threading
 import time
 
 import pytest
@@ -15,6 +14,7 @@ from annotation.core.clients.llm import (
     multimodal_message,
     text_message,
 )
+from tests.support.fake_clock import FakeClock
 from tests.support.fake_openai import FakeOpenAIServer, Reply
 
 PNG = b"\x89PNG\r\n\x1a\nfake-image-bytes"
@@ -102,6 +102,16 @@ def test_retry_after_is_capped_by_backoff_max(server):
     with make_client(server, sleep=sleep, backoff_max_s=0.5) as client:
         assert client.complete(MSGS, temperature=0, max_tokens=5).attempts == 2
     assert sleep.calls == [0.5]
+
+
+def test_retry_after_ms_and_http_date_are_honoured(server):
+    server.enqueue(Reply.error(429, headers={"retry-after-ms": "1500", "Retry-After": "9"}),
+                   Reply.error(503, retry_after="Wed, 21 Oct 2015 07:28:00 GMT"),
+                   Reply.ok("fine"))
+    sleep = RecordingSleep()
+    with make_client(server, sleep=sleep, backoff_max_s=5.0) as client:
+        assert client.complete(MSGS, temperature=0, max_tokens=5).attempts == 3
+    assert sleep.calls == [1.5, 0.0]  # milliseconds win; a date in the past means now
 
 
 def test_500s_then_success_with_jittered_exponential_backoff(server):
@@ -270,68 +280,7 @@ def test_estimate_cost():
 
 
 # --------------------------------------------------------------------------
-# rate limiter
-
-
-class FakeClock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
-
-    def sleep(self, seconds):
-        self.now += seconds
-
-
-def test_rate_limiter_rpm_spacing_with_fake_clock():
-    clock = FakeClock()
-    rl = RateLimiter(requests_per_minute=60, burst_requests=2, clock=clock, sleep=clock.sleep)
-    assert rl.acquire() == 0.0 and rl.acquire() == 0.0  # burst of 2
-    assert rl.try_acquire() == pytest.approx(1.0)  # 1 request/s refill
-    assert rl.acquire() == pytest.approx(1.0)
-    assert rl.acquire() == pytest.approx(1.0)
-    assert clock.now == pytest.approx(2.0)
-
-
-def test_rate_limiter_tpm_and_oversized_request():
-    clock = FakeClock()
-    rl = RateLimiter(tokens_per_minute=600, clock=clock, sleep=clock.sleep)  # 10 tokens/s
-    assert rl.acquire(tokens=500) == 0.0
-    assert rl.try_acquire(tokens=200) == pytest.approx(10.0)  # 100 left, need 100 more
-    # Larger than the bucket: waits for a full bucket, then goes into debt.
-    assert rl.acquire(tokens=1000) == pytest.approx(50.0)
-    assert rl.try_acquire(tokens=10) == pytest.approx(41.0)
-
-
-def test_rate_limiter_timeout():
-    clock = FakeClock()
-    rl = RateLimiter(requests_per_minute=6, burst_requests=1, clock=clock, sleep=clock.sleep)
-    rl.acquire()
-    with pytest.raises(TimeoutError):
-        rl.acquire(timeout=1.0)
-
-
-def test_rate_limiter_real_time_spacing_across_threads():
-    rl = RateLimiter(requests_per_minute=1200, burst_requests=1)  # one per 50 ms
-    stamps, lock = [], threading.Lock()
-
-    def worker():
-        for _ in range(2):
-            rl.acquire()
-            with lock:
-                stamps.append(time.monotonic())
-
-    t0 = time.monotonic()
-    threads = [threading.Thread(target=worker) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert len(stamps) == 6
-    assert time.monotonic() - t0 >= 5 * 0.05 * 0.9  # 6 calls -> >= 5 intervals
-    gaps = [b - a for a, b in zip(sorted(stamps), sorted(stamps)[1:], strict=False)]
-    assert min(gaps) >= 0.05 * 0.5  # never two at once
+# rate limiter (the limiters themselves: tests/annotation/test_rate_limit.py)
 
 
 def test_client_uses_rate_limiter(server):
@@ -343,6 +292,19 @@ def test_client_uses_rate_limiter(server):
         client.complete(MSGS, temperature=0, max_tokens=5)
     assert clock.now == pytest.approx(1.0)
     assert server.call_count == 2
+
+
+def test_rate_limit_key_names_the_quota_without_revealing_the_api_key():
+    base = LlmEndpoint(base_url="https://api.example.com/v1", api_key="sk-secret", model="m")
+    same = LlmEndpoint(base_url="https://api.example.com/v1/chat/completions",
+                       api_key="sk-secret", model="m", timeout_s=5, max_retries=0)
+    assert base.rate_limit_key() == same.rate_limit_key()  # retry settings share the quota
+    others = [LlmEndpoint(base_url="https://api.example.com/v1", api_key="sk-other", model="m"),
+              LlmEndpoint(base_url="https://api.example.com/v1", api_key="sk-secret", model="n"),
+              LlmEndpoint(base_url="https://other.example.com/v1", api_key="sk-secret",
+                          model="m")]
+    assert len({base.rate_limit_key(), *(e.rate_limit_key() for e in others)}) == 4
+    assert "secret" not in base.rate_limit_key()
 
 
 def test_default_stand_in_responder_is_deterministic_and_parseable(server):

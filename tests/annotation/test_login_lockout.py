@@ -1,6 +1,6 @@
-"""Failed sign-ins are throttled (issue #14): repeated wrong passwords lock the account and the
-address, wrong API tokens lock the address, the answer is a clear 429, the lock lifts after the
-cool-off or when an admin unlocks it."""
+"""Failed sign-ins are throttled, so passwords and API tokens cannot be guessed by brute force:
+repeated wrong passwords lock the account and the address, wrong API tokens lock the address,
+the answer is a clear 429, the lock lifts after the cool-off or when an admin unlocks it."""
 from datetime import timedelta
 
 import pytest

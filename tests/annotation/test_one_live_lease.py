@@ -1,4 +1,4 @@
-"""At most one live lease per (batch, worker), held by the database (issue 14, hole 2).
+"""At most one live lease per (batch, worker), held by the database.
 
 Concurrent claims by one worker (two tabs, a double click, a script firing twenty requests)
 used to leave several live leases: the live-lease check ran outside the claiming transaction.
@@ -252,7 +252,7 @@ def test_a_claim_that_finds_its_concurrent_twin_s_lease_in_the_index_returns_it(
 
     batch = make_batch(4, n=2)
     (worker,) = make_workers(1)
-    look = claims._held_lease
+    look = claims.held_lease
     other_tab = []
 
     def look_before_the_other_tab_commits(b, w):
@@ -262,7 +262,7 @@ def test_a_claim_that_finds_its_concurrent_twin_s_lease_in_the_index_returns_it(
         other_tab[0] = task_claim_next(batch=b, worker=w)  # the other tab claims and commits
         return None  # what this claim saw a moment earlier
 
-    monkeypatch.setattr(claims, "_held_lease", look_before_the_other_tab_commits)
+    monkeypatch.setattr(claims, "held_lease", look_before_the_other_tab_commits)
     got = task_claim_next(batch=batch, worker=worker)
     assert got.pk == other_tab[0].pk
     assert [a.pk for a in _live(batch, worker)] == [got.pk]

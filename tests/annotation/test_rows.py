@@ -1,10 +1,16 @@
-"""The hot path's hand-written statements return what the ORM would (on SQLite and PostgreSQL)."""
+"""The hot path's hand-written statements (annotation.core.sql) return what the ORM would, on
+SQLite and PostgreSQL, and run prepared on PostgreSQL in tests as in production."""
 from datetime import timedelta
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.db import DatabaseError, connection
+from django.test.utils import CaptureQueriesContext, override_settings
 from django.utils import timezone
 
+from annotation.core import sql
+from annotation.core.auth_backend import RoleAwareBackend
+from annotation.core.permissions import ANALYST, ANNOTATOR, ROLE_FLAGS
 from annotation.core.sql import save_if, statement_cursor
 from annotation.engine.selectors import assignment_with_context, worker_position
 from annotation.engine.services.claims import task_claim_next
@@ -44,6 +50,57 @@ def test_assignment_with_context_matches_the_orm_before_and_after_submit(alice):
     assert assignment_with_context("00000000-0000-0000-0000-000000000000") is None
 
 
+def test_worker_position_counts_what_the_orm_counts(alice, bob):
+    batch = make_batch(3, n=2)
+    worker = worker_for_user(alice)
+    for _ in range(2):
+        assignment_submit(assignment=task_claim_next(batch=batch, worker=worker),
+                          data={"choice": "A"})
+    task_claim_next(batch=batch, worker=worker_for_user(bob))
+    orm = (Assignment.objects.filter(batch=batch, worker=worker, submitted_at__isnull=False)
+           .count(), batch.tasks.count())
+    assert sql.submitted_and_total(batch.pk, worker.pk) == orm == (2, 3)
+
+
+def test_held_lease_matches_the_orm(alice):
+    batch = make_batch(2, n=1)
+    worker = worker_for_user(alice)
+    assert sql.held_lease(batch, worker) is None
+    leased = task_claim_next(batch=batch, worker=worker)
+    held = sql.held_lease(batch, worker)
+    assert held.pk == leased.pk
+    _same_as_orm(held)
+    assignment_submit(assignment=held, data={"choice": "A"})
+    assert sql.held_lease(batch, worker) is None
+
+
+def test_the_user_with_roles_matches_the_orm(alice, analyst, django_user_model):
+    backend = RoleAwareBackend()
+    for person in (alice, analyst):
+        loaded, orm = backend.get_user(person.pk), django_user_model.objects.get(pk=person.pk)
+        for field in get_user_model()._meta.concrete_fields:
+            assert getattr(loaded, field.attname) == getattr(orm, field.attname), field.name
+        for role in (ANNOTATOR, ANALYST):
+            in_group = orm.groups.filter(name=role).exists()
+            assert getattr(loaded, ROLE_FLAGS[role]) is in_group
+    assert backend.get_user(alice.pk + analyst.pk + 1000) is None
+
+
+def test_status_literals_come_from_the_model_and_names_are_quoted():
+    """The one literal (the held-lease status) is made from the enum; every statement names
+    tables and columns through the connection's quoting."""
+    _, held = sql._held_lease_query()
+    assert f"= '{Assignment.Status.LEASED.value}'" in held
+    quote = connection.ops.quote_name
+    statements = [held, sql._assignment_query()[1], sql._position_sql(),
+                  sql._take_next_slot()[1], sql._user_with_roles_query(2)[1]]
+    if connection.vendor == "postgresql":
+        statements.append(sql._claim_statement()[2])
+    for statement in statements:
+        assert quote(Assignment._meta.db_table) in statement or "auth_user" in statement
+        assert " id " not in statement and ".id " not in statement  # every column quoted
+
+
 def test_save_if_writes_only_while_the_row_still_matches(alice):
     batch = make_batch(1, n=1)
     leased = task_claim_next(batch=batch, worker=worker_for_user(alice))
@@ -69,16 +126,27 @@ def test_a_submit_that_lost_its_lease_meanwhile_takes_the_locking_path(alice):
     assert stored.late and stored.counted  # a slot was still free
 
 
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements: PostgreSQL")
-def test_hot_path_statements_are_prepared_on_postgresql(alice):
-    batch = make_batch(1, n=1)
-    leased = task_claim_next(batch=batch, worker=worker_for_user(alice))
-    for _ in range(2):
-        assignment_with_context(leased.uuid)
+def _prepared(fragment: str) -> int:
     with statement_cursor() as cursor:
         cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
-                       ["%a.uuid = $1%"])
-        assert cursor.fetchone()[0] == 1  # prepared once on this connection, reused after
+                       [f"%{fragment}%"])
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements: PostgreSQL")
+@pytest.mark.parametrize("debug", [False, True])
+def test_hot_path_statements_are_prepared_and_logged_in_tests_and_debug_alike(alice, debug):
+    """The test suite runs the production path: the statements are prepared (once per
+    connection, reused after), and recording queries (DEBUG, assertNumQueries) sees them
+    without switching them to another path."""
+    batch = make_batch(1, n=1)
+    leased = task_claim_next(batch=batch, worker=worker_for_user(alice))
+    with override_settings(DEBUG=debug), CaptureQueriesContext(connection) as queries:
+        for _ in range(2):
+            assert assignment_with_context(leased.uuid).pk == leased.pk
+    assert len(queries) == 2 and all('a."uuid" = ' in q["sql"] for q in queries)
+    assert _prepared('a."uuid" = $1') == 1
+    assert _prepared('"slots_taken" + 1') == 1  # the claim
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="prepared statements: PostgreSQL")

@@ -6,13 +6,29 @@ alike, and must be testable against a loopback fake.  Plain httpx keeps the
 wire format explicit and avoids an SDK dependency.  No Django here: callers
 build a :class:`LlmEndpoint` from settings.
 
-Retry policy: 429, 5xx (and 408), timeouts and connection errors are retried with
-exponential backoff and full jitter (``uniform(0, min(max, base * 2**k))``);
-a ``Retry-After`` header (seconds or HTTP date) replaces the jittered delay,
-capped at ``backoff_max_s`` so one call can never hang unboundedly.
+Why not the official ``openai`` package (it also retries and honours Retry-After):
+its backoff is fixed (0.5 s doubling to 8 s) and it follows a Retry-After of up to
+two minutes, while a judge's call lease is computed from *our* per-judge
+``backoff_max_s`` (``judging.judges.calls.lease_seconds``) — a longer wait than the
+lease lets a second worker claim and send the same paid call.  It sleeps with
+``time.sleep`` inside the SDK (the loopback tests would wait for real), version 3
+runs on ``httpx2`` (a second HTTP stack beside our httpx), and Azure deployment
+URLs need its separate ``AzureOpenAI`` client.  Mapping its errors to
+:class:`LlmError`, reading attempts from raw responses and routing Azure would add
+code, not remove it, so this module keeps its ~30-line retry loop.
+
+Retry policy (timing in :mod:`annotation.core.clients.retry`): 429, 5xx (and 408),
+timeouts and connection errors are retried with exponential backoff and full
+jitter (``uniform(0, min(max, base * 2**k))``); a ``Retry-After`` header (seconds
+or HTTP date) or ``retry-after-ms`` replaces the jittered delay, capped at
+``backoff_max_s`` so one call can never hang unboundedly.
 ``max_retries`` counts *retries*: at most ``max_retries + 1`` attempts.
 Other 4xx and malformed 200 bodies raise :class:`LlmError` at once
 (retrying a deterministic failure only burns money).
+
+Rate limits: pass a limiter from :func:`annotation.core.rate_limit.rate_limiter`
+keyed by :meth:`LlmEndpoint.rate_limit_key` so every process shares one budget;
+each attempt (retries included) takes from it.
 
 Refusals (empty content, ``finish_reason == "content_filter"`` or an
 OpenAI ``message.refusal``) are returned with ``refused=True`` so callers
@@ -22,8 +38,8 @@ can record them as data rather than crash.
 from __future__ import annotations
 
 import base64
-import email.utils
 import functools
+import hashlib
 import json
 import random
 import threading
@@ -34,6 +50,10 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
+
+from annotation.core.clients.retry import RETRYABLE_STATUS, backoff_delay, retry_after_seconds
+from annotation.core.rate_limit import Limiter
+from annotation.core.rate_limit import LocalRateLimiter as RateLimiter  # its old name; per process
 
 __all__ = [
     "ChatClient",
@@ -47,8 +67,6 @@ __all__ = [
     "text_message",
 ]
 
-# 408 is a server-side timeout; everything else 4xx is the caller's fault.
-RETRYABLE_STATUS = frozenset({408, 429}) | frozenset(range(500, 600))
 _BODY_EXCERPT = 500
 
 
@@ -90,6 +108,12 @@ class LlmEndpoint:
                 headers["Authorization"] = f"Bearer {self.api_key}"
         headers.update(self.extra_headers)
         return headers
+
+    def rate_limit_key(self) -> str:
+        """Names the provider quota this endpoint draws on (URL, model, API key), for a shared
+        rate limiter; the key itself only enters as part of a hash."""
+        identity = "\n".join((self.endpoint(), self.model, self.api_key or ""))
+        return "llm:" + hashlib.sha256(identity.encode()).hexdigest()[:24]
 
 
 class LlmError(RuntimeError):
@@ -191,115 +215,7 @@ def estimate_cost(
 
 
 # --------------------------------------------------------------------------
-# rate limiting
-
-
-class _Bucket:
-    """Token bucket refilled continuously at ``rate_per_s`` up to ``capacity``."""
-
-    def __init__(self, per_minute: float, capacity: float, now: float) -> None:
-        self.rate_per_s = per_minute / 60.0
-        self.capacity = capacity
-        self.level = capacity
-        self.stamp = now
-
-    def refill(self, now: float) -> None:
-        self.level = min(self.capacity, self.level + (now - self.stamp) * self.rate_per_s)
-        self.stamp = now
-
-    def wait_for(self, amount: float) -> float:
-        # Requests bigger than the bucket wait for a full bucket, then go into debt.
-        need = min(amount, self.capacity)
-        return 0.0 if self.level >= need else (need - self.level) / self.rate_per_s
-
-
-class RateLimiter:
-    """Thread-safe requests-per-minute / tokens-per-minute limiter.
-
-    Why: provider quotas are per minute; pacing client-side avoids 429 storms
-    when many Celery workers share one key.  ``burst_requests``/``burst_tokens``
-    default to the full per-minute budget; set ``burst_requests=1`` for evenly
-    spaced calls.  Token counts are caller estimates (e.g. prompt chars/4 +
-    ``max_tokens``).  ``clock``/``sleep`` are injectable for tests.
-    """
-
-    def __init__(
-        self,
-        requests_per_minute: float | None = None,
-        tokens_per_minute: float | None = None,
-        *,
-        burst_requests: float | None = None,
-        burst_tokens: float | None = None,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self._clock = clock
-        self._sleep = sleep
-        self._lock = threading.Lock()
-        now = clock()
-        self._req = (
-            _Bucket(requests_per_minute, burst_requests or requests_per_minute, now)
-            if requests_per_minute
-            else None
-        )
-        self._tok = (
-            _Bucket(tokens_per_minute, burst_tokens or tokens_per_minute, now)
-            if tokens_per_minute
-            else None
-        )
-
-    def try_acquire(self, tokens: float = 0) -> float:
-        """Take capacity now and return 0.0, or take nothing and return the wait."""
-        with self._lock:
-            now = self._clock()
-            wait = 0.0
-            for bucket, amount in ((self._req, 1), (self._tok, tokens)):
-                if bucket is not None and amount:
-                    bucket.refill(now)
-                    wait = max(wait, bucket.wait_for(amount))
-            if wait > 0:
-                return wait
-            if self._req is not None:
-                self._req.level -= 1
-            if self._tok is not None and tokens:
-                self._tok.level -= tokens
-            return 0.0
-
-    def acquire(self, tokens: float = 0, timeout: float | None = None) -> float:
-        """Block until capacity is available; return seconds waited.
-
-        Raises ``TimeoutError`` if the wait would exceed ``timeout``.
-        """
-        start = self._clock()
-        while True:
-            wait = self.try_acquire(tokens)
-            waited = self._clock() - start
-            if wait == 0.0:
-                return waited
-            if timeout is not None and waited + wait > timeout:
-                raise TimeoutError(f"rate limiter: need {wait:.3f}s more, timeout {timeout}s")
-            self._sleep(wait)
-
-
-# --------------------------------------------------------------------------
 # client
-
-
-def _retry_after_seconds(value: str | None) -> float | None:
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when is None:
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def _excerpt(text: str) -> str:
@@ -341,7 +257,7 @@ class ChatClient:
         self,
         config: LlmEndpoint,
         *,
-        rate_limiter: RateLimiter | None = None,
+        rate_limiter: Limiter | None = None,
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
         http_client: httpx.Client | None = None,
@@ -368,12 +284,10 @@ class ChatClient:
 
     def backoff_delay(self, retry_index: int, retry_after: float | None = None) -> float:
         """Delay before retry number ``retry_index`` (1-based)."""
-        cfg = self.config
-        if retry_after is not None:
-            return min(retry_after, cfg.backoff_max_s)
-        ceiling = min(cfg.backoff_max_s, cfg.backoff_base_s * (2 ** (retry_index - 1)))
         with self._rng_lock:
-            return self._rng.uniform(0.0, ceiling)
+            return backoff_delay(retry_index, base=self.config.backoff_base_s,
+                                 cap=self.config.backoff_max_s, retry_after=retry_after,
+                                 rng=self._rng)
 
     def complete(
         self,
@@ -431,7 +345,7 @@ class ChatClient:
                     attempts=attempt,
                     retryable=resp.status_code in RETRYABLE_STATUS,
                 )
-                retry_after = _retry_after_seconds(resp.headers.get("Retry-After"))
+                retry_after = retry_after_seconds(resp.headers)
             if not failure.retryable or attempt > cfg.max_retries:
                 raise failure
             self._sleep(self.backoff_delay(attempt, retry_after))

@@ -3,12 +3,17 @@
 Sandbox unless ``MTURK_PRODUCTION`` is on, and even then a launch must pass
 ``production_confirmed=True`` (the admin's confirmation box or ``--confirm-production``).
 Credentials come from boto3's usual chain (environment, instance profile), never from our
-database. Calls go through ``call()``, which turns botocore errors into ``MTurkError`` and
-backs off on throttling and service faults (botocore's own retries cover the network layer).
-"""
-import time
-from collections.abc import Callable
+database.
 
+Retries are botocore's alone: its ``standard`` retry mode (set once in ``make_client``) retries
+throttling errors (``ThrottlingException``, HTTP 429, …), 5xx responses such as MTurk's
+``ServiceFault``, and connection errors, with jittered exponential backoff, up to
+``MTURK_MAX_ATTEMPTS`` attempts in all; nothing here retries on top of it. A retry after a 5xx
+can repeat a write MTurk did carry out: HITs and bonuses carry a ``UniqueRequestToken``, so the
+repeat is answered "already exists / already processed", which the provider reads as success
+(approve and reject look the assignment's status up).
+``call()`` only turns what is left into ``MTurkError``, saying whether it can have taken effect.
+"""
 import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
@@ -18,12 +23,6 @@ from annotation.core.clients.errors import MarketplaceError, ProductionNotConfir
 
 SANDBOX_ENDPOINT = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"
 PRODUCTION_ENDPOINT = "https://mturk-requester.us-east-1.amazonaws.com"
-SANDBOX_WORKER_URL = "https://workersandbox.mturk.com"
-PRODUCTION_WORKER_URL = "https://worker.mturk.com"
-_RETRYABLE = {"ThrottlingException", "Throttling", "ServiceFault", "ServiceUnavailable",
-              "RequestLimitExceeded", "TooManyRequestsException"}
-
-sleep: Callable[[float], None] = time.sleep  # tests replace it
 
 
 class MTurkError(MarketplaceError):
@@ -43,9 +42,6 @@ def endpoint() -> str:
     )
 
 
-def worker_site() -> str:
-    return PRODUCTION_WORKER_URL if is_production() else SANDBOX_WORKER_URL
-
 
 def make_client(*, launch: bool = False, production_confirmed: bool = False):
     """A boto3 MTurk client for the configured mode; the single seam tests replace.
@@ -59,29 +55,31 @@ def make_client(*, launch: bool = False, production_confirmed: bool = False):
             "--confirm-production)."
         )
     return boto3.client(
-        "mturk", region_name=settings.MTURK_REGION, endpoint_url=endpoint(),
-        config=Config(retries={"max_attempts": settings.MTURK_MAX_ATTEMPTS, "mode": "standard"},
-                      connect_timeout=10, read_timeout=30),
+        "mturk", region_name=settings.MTURK_REGION, endpoint_url=endpoint(), config=client_config(),
     )
 
 
+def client_config() -> Config:
+    # total_max_attempts counts the first attempt too (botocore's max_attempts would not).
+    return Config(retries={"mode": "standard",
+                           "total_max_attempts": max(1, settings.MTURK_MAX_ATTEMPTS)},
+                  connect_timeout=10, read_timeout=30)
+
+
 def call(client, operation: str, **params) -> dict:
-    """``client.<operation>(**params)`` with backoff on throttling; errors become MTurkError."""
-    attempts = max(1, settings.MTURK_MAX_ATTEMPTS)
-    for attempt in range(1, attempts + 1):
-        try:
-            return getattr(client, operation)(**params)
-        except ClientError as exc:
-            error = exc.response.get("Error", {})
-            code = error.get("Code", "")
-            message = error.get("Message", "") or str(exc)
-            turk_code = exc.response.get("TurkErrorCode", "") or error.get("TurkErrorCode", "")
-            retryable = code in _RETRYABLE or "rate exceeded" in message.lower()
-            if retryable and attempt < attempts:
-                sleep(min(0.5 * 2 ** (attempt - 1), 20.0))
-                continue
-            raise MTurkError(f"{operation}: {code}: {message}", code=code, turk_code=turk_code,
-                             definite=code != "ServiceFault") from exc
-        except BotoCoreError as exc:  # connection trouble after botocore's own retries
-            raise MTurkError(f"{operation}: {exc}", definite=False) from exc
-    raise AssertionError("unreachable")
+    """``client.<operation>(**params)`` (botocore retries); what still fails becomes MTurkError.
+
+    ``definite`` is False when the request may have been carried out: a ``ServiceFault`` (MTurk
+    failed while handling it) or a connection error after botocore's last attempt.
+    """
+    try:
+        return getattr(client, operation)(**params)
+    except ClientError as exc:
+        error = exc.response.get("Error", {})
+        code = error.get("Code", "")
+        message = error.get("Message", "") or str(exc)
+        turk_code = exc.response.get("TurkErrorCode", "") or error.get("TurkErrorCode", "")
+        raise MTurkError(f"{operation}: {code}: {message}", code=code, turk_code=turk_code,
+                         definite=code != "ServiceFault") from exc
+    except BotoCoreError as exc:  # connection trouble after botocore's last attempt
+        raise MTurkError(f"{operation}: {exc}", definite=False) from exc

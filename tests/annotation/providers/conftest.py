@@ -4,6 +4,7 @@ import pytest
 from botocore.stub import Stubber
 
 from annotation.core.clients import mturk as mturk_client
+from annotation.providers import prolific as prolific_module
 from tests.annotation.providers.fake_prolific import TOKEN, FakeProlific
 
 SANDBOX = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"
@@ -17,22 +18,26 @@ def https_base(settings):
 
 @pytest.fixture
 def mturk(monkeypatch, https_base):
-    """A Stubber on the real MTurk client model; every request is validated against it."""
+    """A Stubber on the real MTurk client model; every request is validated against it.
+
+    The Stubber answers before botocore's retry handler runs, so each stubbed error is one
+    final answer; botocore's retries are tested against a loopback server (test_mturk_retries).
+    """
     client = boto3.client("mturk", region_name="us-east-1", endpoint_url=SANDBOX,
                           aws_access_key_id="test", aws_secret_access_key="test")
     stubber = Stubber(client)
-    sleeps: list[float] = []
     monkeypatch.setattr(mturk_client, "make_client", lambda **kw: client)
-    monkeypatch.setattr(mturk_client, "sleep", sleeps.append)
-    stubber.sleeps = sleeps
     with stubber:
         yield stubber
     stubber.assert_no_pending_responses()
 
 
 @pytest.fixture
-def prolific(settings, https_base):
+def prolific(settings, https_base, monkeypatch):
+    """The loopback server; retry back-offs are recorded in ``fake.sleeps``, not slept."""
     with FakeProlific() as fake:
         settings.PROLIFIC_BASE_URL = fake.base_url
         settings.PROLIFIC_API_TOKEN = TOKEN
+        fake.sleeps = []
+        monkeypatch.setattr(prolific_module, "sleep", fake.sleeps.append)
         yield fake

@@ -2,7 +2,9 @@
 
 State lives in memory; every request (method, path, headers, JSON body) is recorded so tests
 can assert what was sent. ``drop_next_pay`` closes the connection on the next bonus *pay*
-after recording it, like a network failure after the money moved.
+after recording it, like a network failure after the money moved. ``faults`` answers the next
+requests, whatever they are, before they reach the API: ``"drop"`` (connection closed), a
+status code, or ``(status, headers)``.
 """
 import itertools
 import json
@@ -22,6 +24,7 @@ class FakeProlific:
         self.pays: list[str] = []
         self.requests: list[tuple[str, str, dict | None]] = []
         self.drop_next_pay = False
+        self.faults: list = []
         self._ids = itertools.count(1)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.base_url = f"http://127.0.0.1:{self._server.server_port}/api/v1/"
@@ -101,7 +104,13 @@ class FakeProlific:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length)) if length else None
                 fake.requests.append((method, url.path, body))
-                if self.headers.get("Authorization") != f"Token {TOKEN}":
+                headers = {}
+                if fake.faults:
+                    fault = fake.faults.pop(0)
+                    status, headers = (None, {}) if fault == "drop" else (
+                        fault if isinstance(fault, tuple) else (fault, {}))
+                    payload = {"error": "injected fault"}
+                elif self.headers.get("Authorization") != f"Token {TOKEN}":
                     status, payload = 401, {"error": "bad token"}
                 else:
                     status, payload = fake.handle(method, url.path, parse_qs(url.query), body)
@@ -113,6 +122,8 @@ class FakeProlific:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
 
