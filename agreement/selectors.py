@@ -14,8 +14,13 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Max, Q
 
 from annotation.models import Instance
-from judging.models import Comparison, EvalModel, Judgment, Response
-from judging.selectors import UnknownSplit, counted_grades, current_verdicts
+from judging.models import Comparison, EvalModel, Judge, Judgment, Response
+from judging.selectors import (
+    UnknownSplit,
+    counted_grades,
+    current_verdicts,
+    judge_ordering_results,
+)
 
 from .models import MetricScore
 
@@ -86,7 +91,7 @@ def pairwise_data(split: str = "all", judges: list[str] | None = None,
                                   choice__in=["A", "B", "tie"], comparison__gold_choice="")
           .filter(_instance_filter(split, "comparison__instance__")))
     if judges is not None:
-        qs = qs.filter(source__in=["human", *judges])
+        qs = qs.filter(source__in=[Judgment.HUMAN, *judges])
     if exclude_blocked:
         qs = qs.exclude(worker__blocked=True)
     qs = current_verdicts(qs, "comparison")  # superseded generations are neither used nor counted
@@ -100,7 +105,7 @@ def pairwise_data(split: str = "all", judges: list[str] | None = None,
     for pk, comp, turn, source, annotator, choice, worker, hit_type, hit_version in rows:
         digest.update(f"{pk}:{choice};".encode())
         item = votes[source][(comp, turn)]
-        if source == "human":
+        if source == Judgment.HUMAN:
             item.append((annotator, choice, worker, hit_type or "imported", hit_version or ""))
             hit_versions[hit_type or "imported"].add(hit_version or "")
         else:
@@ -205,7 +210,7 @@ def score_judgments(split: str = "all", judges: list[str] | None = None) -> list
     (``judging.selectors.counted_grades``: the same ones the score boards read)."""
     qs = counted_grades().filter(_instance_filter(split, "response__instance__"))
     if judges is not None:
-        qs = qs.filter(source__in=["human", *judges])
+        qs = qs.filter(source__in=[Judgment.HUMAN, *judges])
     return list(qs.order_by("created_at", "pk").values_list(
         "response_id", "source", "annotator", "score", "turn", "response__model__name"))
 
@@ -216,25 +221,24 @@ def feedback_judgments(split: str = "all", judges: list[str] | None = None) -> l
     qs = (Judgment.objects.filter(kind=Judgment.Kind.FEEDBACK, response__isnull=False)
           .filter(_instance_filter(split, "response__instance__")))
     if judges is not None:
-        qs = qs.filter(source__in=["human", *judges])
+        qs = qs.filter(source__in=[Judgment.HUMAN, *judges])
     return list(qs.values_list("response_id", "source"))
 
 
 def judge_orderings(judges: list[str]) -> dict[str, dict[str, dict[str, dict]]]:
     """Per judge: {comparison uuid: {'AB': result, 'BA': result}} from finished judge units
-    (verdicts as shown), for position bias. Empty when the judges app stores none."""
-    try:
-        from judging.judges.models import JudgeUnit
-    except ImportError:  # pragma: no cover - judges are optional for reports
-        return {}
+    (verdicts as shown), for position bias; a later unit replaces an earlier one."""
     out: dict[str, dict] = defaultdict(lambda: defaultdict(dict))
-    for name, item, ordering, result in (
-            JudgeUnit.objects.filter(run__judge__name__in=judges, ordering__in=["AB", "BA"],
-                                     status=JudgeUnit.Status.DONE)
-            .order_by("finished_at", "pk")
-            .values_list("run__judge__name", "item", "ordering", "result")):
-        out[name][str(item)][ordering] = result or {}
+    for name, item, ordering, result in judge_ordering_results(judges):
+        out[name][item][ordering] = result
     return {k: dict(v) for k, v in out.items()}
+
+
+def judge_model_name(judge: str) -> str:
+    """The API model name of the judge's latest version ('' for a judge not configured here,
+    e.g. one whose verdicts were imported)."""
+    return (Judge.objects.filter(name=judge).order_by("-created_at")
+            .values_list("model_name", flat=True).first() or "")
 
 
 def comparison_uuids(ids) -> dict[int, str]:

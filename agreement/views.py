@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.core.db_text import storage_problem
 from annotation.core.permissions import analyst_required
-from judging.selectors import BASE_SPLITS, category_names, judge_names
+from judging.selectors import BASE_SPLITS, HUMAN, category_names, judge_names
 
 from .models import Report, ReportFile
 from .reports.html import sections
@@ -32,7 +32,7 @@ class ReportForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["judges"].choices = [(j, j) for j in judge_names() if j != "human"]
+        self.fields["judges"].choices = [(j, j) for j in judge_names() if j != HUMAN]
 
 
 @analyst_required

@@ -26,11 +26,11 @@ from annotation.engine.services.workers import worker_for_external, worker_for_u
 from annotation.models import Batch, Image, Instance, InstanceImage, InstructionFamily
 
 from .leaderboards import leaderboard_build
-from .models import Comparison, EvalModel, Response
+from .models import Comparison, EvalModel, Judgment, Response
 
 DEMO_PASSWORD = "demo-password"
 MODELS = {  # name -> (family, latent strength)
-    "Human-verified reference": ("human", 2.0),
+    "Human-verified reference": (EvalModel.HUMAN_FAMILY, 2.0),
     "GPT-4V (demo)": ("openai", 1.4),
     "LLaVA-1.5 (demo)": ("llava", 0.6),
     "InstructBLIP (demo)": ("blip", 0.0),
@@ -122,7 +122,8 @@ def _content(rnd: random.Random) -> list[Comparison]:
     models = {}
     for name, (family, _) in MODELS.items():
         models[name], _ = EvalModel.objects.get_or_create(
-            name=name, defaults={"family": family, "is_reference": family == "human"})
+            name=name, defaults={"family": family,
+                                 "is_reference": family == EvalModel.HUMAN_FAMILY})
     comparisons = []
     seed = 0
     for fam_name, skill, multi, items in FAMILIES:
@@ -204,4 +205,4 @@ def load_demo(seed: int = 7) -> dict:
 
 def _human_leaderboard() -> list[dict]:
     """The human leaderboard (page: /eval/leaderboard/) from the crowd's recorded judgments."""
-    return leaderboard_build("human", "all", bootstrap_rounds=200).rows
+    return leaderboard_build(Judgment.HUMAN, "all", bootstrap_rounds=200).rows

@@ -14,6 +14,7 @@ from django.utils import timezone
 from annotation.engine.hit_types import HitType, register
 
 from .models import Comparison, Judgment, Response
+from .services.judgments.record import judgment_record
 
 _CHOICES = [("A", "Response A"), ("B", "Response B")]
 TURN_FIELDS = ("turn1", "turn2", "turn3")
@@ -58,10 +59,10 @@ def _inline_images(payload) -> list[dict]:
 def _record(hit: HitType, assignment, **fields) -> Judgment:
     """A crowd vote, stamped with the HIT type and the version the worker saw (the assignment
     records it at claim time), so votes from different versions of a form stay apart."""
-    return Judgment.objects.create(
+    return judgment_record(
         source=Judgment.HUMAN, annotator=str(assignment.worker), worker=assignment.worker,
         assignment=assignment, created_at=assignment.submitted_at or timezone.now(),
-        template_version=f"{hit.slug}@{assignment.hit_type_version}"[:80], **fields,
+        template_version=f"{hit.slug}@{assignment.hit_type_version}", **fields,
     )
 
 

@@ -12,7 +12,7 @@ An automatic judge counts once per item and turn: its verdicts written under an 
 or template version stay in the table for audit, but only the latest are read
 (``current_verdicts``). Every human vote counts.
 """
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q
 
 from annotation.models import Instance
 
@@ -178,3 +178,25 @@ def category_names(judge: str = HUMAN) -> list[str]:
 
 def reference_model_name() -> str | None:
     return EvalModel.objects.filter(is_reference=True).values_list("name", flat=True).first()
+
+
+def judge_ordering_results(judges: list[str]) -> list[tuple[str, str, str, dict]]:
+    """(judge name, item uuid, ordering, result) of the judges' finished 'AB' / 'BA' units
+    (verdicts as shown), oldest first, so a later re-run's result comes last."""
+    from .models import JudgeUnit
+
+    return [(name, str(item), ordering, result or {}) for name, item, ordering, result in (
+        JudgeUnit.objects.filter(run__judge__name__in=judges, ordering__in=["AB", "BA"],
+                                 status=JudgeUnit.Status.DONE)
+        .order_by("finished_at", "pk")
+        .values_list("run__judge__name", "item", "ordering", "result"))]
+
+
+def comparison_sampling_counts(*, judge: str = HUMAN, split: str = "all",
+                               exclude_blocked: bool = False) -> list[tuple[str, int]]:
+    """``[(sampling mode, comparisons)]`` behind a leaderboard's judgments, most first: which
+    sampling produced the data (comparisons stored before modes were recorded: "unrecorded")."""
+    counts = (pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked)
+              .order_by().values_list("comparison__sampling")
+              .annotate(n=Count("comparison", distinct=True)))
+    return sorted(((mode or "unrecorded", n) for mode, n in counts), key=lambda x: (-x[1], x[0]))

@@ -10,6 +10,8 @@ import os
 import tempfile
 import threading
 
+from judging.models import Judgment
+
 _lock = threading.Lock()  # pyplot's figure manager is global state
 _MPL_DIR: str | None = None
 COLORS = ["#2b6cb0", "#dd6b20", "#38a169", "#805ad5", "#d53f8c", "#718096", "#b7791f",
@@ -127,7 +129,7 @@ def ratings_ci(data: dict):
     return fig
 
 
-def category_win_rates(data: dict, source: str = "human"):
+def category_win_rates(data: dict, source: str = Judgment.HUMAN):
     plt = _pyplot()
     rates = data["category_win_rates"].get(source, {})
     cats = list(rates)

@@ -4,7 +4,8 @@
 the cache); ``metric_run_work`` (the Celery task's body) scores whatever the cache lacks, batch
 by batch, and is safe to run twice: rows are keyed uniquely and written with
 ``ignore_conflicts``, and progress is recomputed, never incremented blindly.
-``metric_scores_ensure`` does the same synchronously for the report builder.
+``metric_scores_ensure`` does the same synchronously for a report
+(``services.reports.report_data_compute`` calls it before gathering the report's data).
 """
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """Reports: create (pending), start (create and queue the build: the pages and the API), build
 (the Celery task's body), generate (create and build here, for the command and the demo), and
-write the artefacts to a directory.
+write the artefacts to a directory. ``report_data_compute`` is the one path from parameters to
+the report's data: it first scores what the metric cache lacks (``metric_scores_ensure``, the
+report's only write), then gathers and computes (``reports.assemble``, reads only).
 
 A report is rebuilt from scratch by ``report_build`` and its files replaced in one transaction,
 so a task delivered twice yields the same report, never a half-written one.
@@ -15,10 +17,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..models import Report, ReportFile
-from ..reports.data import ReportParams, build_report_data
+from ..reports.assemble import build_report_data
 from ..reports.html import render_html
+from ..reports.params import ReportParams
 from ..reports.plots import render_all
 from ..reports.tables import all_tables, to_csv
+from .metric_scores import metric_scores_ensure
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +51,17 @@ def report_start(params: dict, *, title: str = "", created_by: str = "") -> Repo
     return report
 
 
+def report_data_compute(params: ReportParams) -> tuple[dict, dict]:
+    """(report dict, plot inputs) for ``params``: the metrics' scores from the cache, scoring
+    and caching what is missing, then every section computed from the database as it is."""
+    metric_summary: dict[str, dict] = {}
+    metric_scores: dict[str, dict[int, float]] = {}
+    if params.metrics:
+        metric_summary, metric_scores = metric_scores_ensure(params.metrics,
+                                                             params.metric_options)
+    return build_report_data(params, metric_summary=metric_summary, metric_scores=metric_scores)
+
+
 def report_artifacts(data: dict, extra: dict, title: str) -> dict[str, bytes]:
     """Every file of a report: report.json, report.html, one CSV per table, PNG + SVG plots."""
     plots = render_all(data, extra)
@@ -66,7 +81,7 @@ def report_build(report_id: int) -> Report:
         report.status, report.started_at = Report.Status.RUNNING, timezone.now()
         report.save(update_fields=["status", "started_at"])
     try:
-        data, extra = build_report_data(ReportParams.from_dict(report.params))
+        data, extra = report_data_compute(ReportParams.from_dict(report.params))
         files = report_artifacts(data, extra, report.title)
     except Exception as exc:
         log.exception("report %s failed", report.uuid)

@@ -2,16 +2,16 @@
 
 Protocol for a call (no database transaction is held across the HTTP request):
 
-1. ``get_or_create`` the ``JudgeCall`` row by its key; a DONE row is returned as is (cached:
-   a re-run or resumed run pays nothing for it).
-2. Claim it with a conditional UPDATE (pending/failed, or in flight with an expired lease) and a
-   fresh claim token; if another worker holds a live lease, wait for it.
-3. Reserve the call's worst-case cost on the run with a conditional UPDATE
+1. INSERT the ``JudgeCall`` row by its key, already claimed (in flight, a fresh claim token and
+   lease). If the key exists, a DONE row is returned as is (cached: a re-run or resumed run
+   pays nothing for it); any other is claimed with a conditional UPDATE (pending/failed, or in
+   flight with an expired lease) and a fresh claim token; a live lease is waited for.
+2. Reserve the call's worst-case cost on the run with a conditional UPDATE
    (``cost + reserved + estimate <= budget``). No room -> the run stops (``budget_stopped``) and
    the call goes back to pending, never sent.
-4. Send the request; store the raw output, tokens and cost *before* parsing, so a crash during
+3. Send the request; store the raw output, tokens and cost *before* parsing, so a crash during
    the extraction step never repeats the paid judge call.
-5. Parse strictly; if that fails on a non-empty output, make the cheaper extraction call (itself
+4. Parse strictly; if that fails on a non-empty output, make the cheaper extraction call (itself
    an idempotent call). Unknown -> 'unknown' (a tie when the orderings are combined).
 """
 from __future__ import annotations
@@ -22,12 +22,13 @@ import os
 import threading
 import time
 import uuid
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
 
 from django.core.exceptions import ValidationError
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -35,11 +36,10 @@ from annotation.core.clients.llm import (
     ChatClient,
     LlmEndpoint,
     LlmError,
-    RateLimiter,
     estimate_cost,
     multimodal_message,
 )
-from annotation.core.sql import column_list, insert_params, insertable_fields
+from annotation.core.rate_limit import rate_limiter
 from judging.parsers import (
     parse_direct_grade,
     parse_extraction,
@@ -127,7 +127,8 @@ _clients_lock = threading.Lock()
 
 
 def client_for(judge: Judge) -> ChatClient:
-    """One pooled, thread-safe client (and RPM/TPM limiter) per judge config per process."""
+    """One pooled, thread-safe client per judge config per process; its RPM/TPM limiter is
+    shared by every process (``annotation.core.rate_limit``)."""
     key = (judge.pk, judge.version, judge.base_url, judge.model_name, judge.api_key_env,
            judge.timeout_s, judge.max_retries, judge.requests_per_minute,
            judge.tokens_per_minute)
@@ -144,13 +145,14 @@ def client_for(judge: Judge) -> ChatClient:
                 if not api_key:
                     raise CallFailed(f"environment variable {judge.api_key_env} (API key of "
                                      f"judge {judge}) is not set")
-            limiter = None
-            if judge.requests_per_minute or judge.tokens_per_minute:
-                limiter = RateLimiter(judge.requests_per_minute, judge.tokens_per_minute)
             config = LlmEndpoint(
                 base_url=judge.base_url, api_key=api_key, model=judge.model_name,
                 timeout_s=judge.timeout_s, max_retries=judge.max_retries,
                 backoff_base_s=judge.backoff_base_s, backoff_max_s=judge.backoff_max_s)
+            limiter = None  # shared by every process through Redis when it is configured
+            if judge.requests_per_minute or judge.tokens_per_minute:
+                limiter = rate_limiter(config.rate_limit_key(), judge.requests_per_minute,
+                                       judge.tokens_per_minute)
             client = _clients[key] = ChatClient(config, rate_limiter=limiter)
         return client
 
@@ -191,18 +193,21 @@ def _from_extraction(parse: str, text: str) -> tuple[str, float | None]:
 
 
 def _insert_claimed(call: JudgeCall) -> bool:
-    """INSERT the call already claimed, unless its key exists (``ON CONFLICT DO NOTHING``).
+    """INSERT the call already claimed; False when its key exists (done, or someone else's).
 
     One statement instead of insert-then-claim on the hot path; True when we own the row.
     """
-    fields = insertable_fields(JudgeCall)
-    quote = connection.ops.quote_name
-    sql = (f"INSERT INTO {quote(JudgeCall._meta.db_table)} ({column_list(fields)}) "
-           f"VALUES ({', '.join(['%s'] * len(fields))}) "
-           f"ON CONFLICT ({quote('idempotency_key')}) DO NOTHING")
-    with connection.cursor() as cursor:
-        cursor.execute(sql, insert_params(call, fields))
-        return cursor.rowcount == 1
+    # In autocommit (a lane) the INSERT is its own transaction; inside a caller's transaction
+    # a savepoint keeps a taken key from aborting it.
+    guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
+    try:
+        with guard:
+            call.save(force_insert=True)
+    except IntegrityError:
+        if JudgeCall.objects.filter(idempotency_key=call.idempotency_key).exists():
+            return False
+        raise  # another constraint (a run deleted under us): not a key taken
+    return True
 
 
 @dataclass

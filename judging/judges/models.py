@@ -24,6 +24,17 @@ def validate_api_key_env(name: str) -> None:
     if name and not API_KEY_ENV.match(name):
         raise ValidationError(f"{name!r}: use an environment variable named like OPENAI_API_KEY")
 
+
+def validate_judge_name(name: str) -> None:
+    """A judge's name becomes ``Judgment.source``; "human" in any spelling is the source of
+    human votes, so a judge so named would land on the human leaderboard. Refused."""
+    from ..models.core import Judgment  # judging.models imports this module
+
+    if Judgment.is_human_name(name):
+        raise ValidationError(f"{name!r} is reserved for human judgments; give the automatic "
+                              "judge another name")
+
+
 class Judge(models.Model):
     """A named, versioned judge: provider endpoint + model + sampling + templates + kind.
 
@@ -81,6 +92,13 @@ class Judge(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} v{self.version}"
+
+    def clean(self) -> None:
+        """The admin's (any ModelForm's) check; the run services check again."""
+        try:
+            validate_judge_name(self.name)
+        except ValidationError as exc:
+            raise ValidationError({"name": exc.messages}) from exc
 
     @property
     def ident(self) -> str:

@@ -6,7 +6,8 @@ run are in flight across all workers, and the queue is balanced dynamically. A l
 its worker is re-delivered (acks_late + reject_on_worker_lost); its calls are protected by their
 idempotency keys and leases, and ``judge_run_resume`` re-opens units left running.
 Retries with exponential backoff and jitter on 429/5xx/timeouts happen inside the provider
-client (``annotation.core.clients.llm``) for each call; the RPM/TPM limiter is per worker process.
+client (``annotation.core.clients.llm``) for each call; the RPM/TPM limits are shared by
+every worker process through Redis (``annotation.core.rate_limit``) when it is configured.
 """
 from celery import shared_task
 

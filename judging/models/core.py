@@ -1,4 +1,5 @@
 """Competitors, their responses, comparisons shown to judges, and the judgments collected."""
+import unicodedata
 import uuid
 
 from django.db import models
@@ -9,6 +10,10 @@ from annotation.models import Assignment, Instance, Worker
 
 class EvalModel(models.Model):
     """A model under evaluation; the human-verified reference is one too (``is_reference``)."""
+
+    # The family of human-written answers (the reference's): a kind of model for the
+    # self-preference analysis, not a judgment source (that is ``Judgment.HUMAN``).
+    HUMAN_FAMILY = "human"
 
     name = models.CharField(max_length=100, unique=True)
     version = models.CharField(max_length=100, blank=True)
@@ -110,7 +115,7 @@ class Judgment(models.Model):
         Response, null=True, blank=True, on_delete=models.CASCADE, related_name="judgments",
         help_text="For rubric / graded judgments of one response",
     )
-    source = models.CharField(max_length=100, default=HUMAN, help_text="'human' or a judge name")
+    source = models.CharField(max_length=100, default=HUMAN, help_text=f"'{HUMAN}' or a judge name")
     annotator = models.CharField(max_length=200, help_text="Worker or judge id")
     worker = models.ForeignKey(Worker, null=True, blank=True, on_delete=models.SET_NULL)
     assignment = models.ForeignKey(
@@ -143,3 +148,12 @@ class Judgment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source}:{self.annotator} {self.choice or self.score}"
+
+    @classmethod
+    def is_human_name(cls, name: str) -> bool:
+        """Whether ``name`` reads as ``HUMAN`` whatever its case, width or spacing ("Human",
+        " HUMAN ", "hu man", full-width letters). Only human votes carry that source; an
+        automatic judge (or an imported source) so named would be counted as human."""
+        folded = unicodedata.normalize("NFKC", name).casefold()
+        return "".join(c for c in folded if not c.isspace()
+                       and unicodedata.category(c) != "Cf") == cls.HUMAN

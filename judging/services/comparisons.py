@@ -66,7 +66,7 @@ def instances_filtered(*, source: str | None = None, kind: str | None = None,
     return qs
 
 
-def _slots(instances) -> dict[int, dict[int, Response]]:
+def response_slots(instances) -> dict[int, dict[int, Response]]:
     """{instance id: {model id: the response that anchors a comparison}} (turn 0, or turn 1
     for conversations, whose other turns the multi-turn page looks up)."""
     slots: dict[int, dict[int, Response]] = defaultdict(dict)
@@ -80,7 +80,7 @@ def _slots(instances) -> dict[int, dict[int, Response]]:
     return slots
 
 
-def _make(instance_id, first: Response, second: Response, rnd, mode) -> Comparison:
+def comparison_new(instance_id, first: Response, second: Response, rnd, mode) -> Comparison:
     swapped = rnd.random() < 0.5
     a, b = (second, first) if swapped else (first, second)
     return Comparison(instance_id=instance_id, response_a=a, response_b=b, swapped=swapped,
@@ -106,7 +106,7 @@ def comparisons_sample(*, mode: str = "uniform", tuples: int | None = 1000,
         if missing:
             raise SamplingError(f"unknown model(s): {missing}")
         allowed = set(found.values())
-    slots = _slots(instances)
+    slots = response_slots(instances)
     made: list[Comparison] = []
     if mode == "uniform":
         candidates = []
@@ -116,7 +116,7 @@ def comparisons_sample(*, mode: str = "uniform", tuples: int | None = 1000,
         if not candidates:
             raise SamplingError("no instance has responses from two models")
         chosen = rnd.sample(candidates, min(len(candidates), limit or len(candidates)))
-        made = [_make(i, slots[i][a], slots[i][b], rnd, mode) for i, a, b in chosen]
+        made = [comparison_new(i, slots[i][a], slots[i][b], rnd, mode) for i, a, b in chosen]
     elif mode == "new_model":
         new = EvalModel.objects.filter(name=new_model).first() if new_model else None
         if new is None:
@@ -124,7 +124,7 @@ def comparisons_sample(*, mode: str = "uniform", tuples: int | None = 1000,
         for instance_id, by_model in sorted(slots.items()):
             others = sorted(m for m in by_model if m != new.pk and (allowed is None or m in allowed))
             if new.pk in by_model and others:
-                made.append(_make(instance_id, by_model[new.pk], by_model[rnd.choice(others)],
+                made.append(comparison_new(instance_id, by_model[new.pk], by_model[rnd.choice(others)],
                                   rnd, mode))
         if not made:
             raise SamplingError(f"{new_model!r} shares no instance with another model")
@@ -139,7 +139,7 @@ def gold_comparison_create(*, better: Response, worse: Response, seed: int | Non
                            ) -> Comparison:
     """An attention check: a comparison whose better side is known (sides still randomized)."""
     rnd = random.Random(seed)
-    comparison = _make(better.instance_id, better, worse, rnd, "gold")
+    comparison = comparison_new(better.instance_id, better, worse, rnd, "gold")
     comparison.gold_choice = "B" if comparison.swapped else "A"
     comparison.save()
     return comparison

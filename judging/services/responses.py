@@ -149,7 +149,7 @@ def reference_model_set(name: str, *, create: bool = False) -> EvalModel:
     if model is None:
         if not create:
             raise ReferenceUnknown(f"no model named {name!r}")
-        model = EvalModel.objects.create(name=name[:100], family="human")
+        model = EvalModel.objects.create(name=name[:100], family=EvalModel.HUMAN_FAMILY)
     EvalModel.objects.filter(is_reference=True).exclude(pk=model.pk).update(is_reference=False)
     if not model.is_reference:
         EvalModel.objects.filter(pk=model.pk).update(is_reference=True)

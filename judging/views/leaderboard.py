@@ -25,6 +25,7 @@ from ..selectors import (
     HUMAN,
     UnknownSplit,
     category_names,
+    comparison_sampling_counts,
     leaderboard_sources,
 )
 from . import plots
@@ -56,7 +57,8 @@ def leaderboard_page(request):
     context = {"board": board, "scores": _board(request, build=score_leaderboard_build),
                "params": params, "judges": leaderboard_sources() or [HUMAN],
                "splits": BASE_SPLITS + [f"category:{c}" for c in category_names(params["judge"])],
-               "query": request.GET.urlencode()}
+               "query": request.GET.urlencode(),
+               "sampling": comparison_sampling_counts(**params)}
     return render(request, "judging/leaderboard.html", context)
 
 

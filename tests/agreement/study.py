@@ -8,7 +8,8 @@ import csv
 import io
 
 from judging.models import Comparison
-from judging.services.judgment_io import COLUMNS, judgments_import
+from judging.services.judgments.formats import COLUMNS
+from judging.services.judgments.imports import judgments_import
 from tests.judging import builders
 
 TEXT = {"M1": "one two three four five six", "M2": "one two three",

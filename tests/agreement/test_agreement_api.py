@@ -114,7 +114,7 @@ def test_a_failed_or_interrupted_job_records_why(analyst, study, held, monkeypat
     from agreement import tasks
     from annotation.core import background
 
-    def boom(params):
+    def boom(*args, **kwargs):
         raise RuntimeError("the metric server went away")
 
     held.set()

@@ -15,7 +15,6 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
-from agreement.reports.data import ReportParams, build_report_data
 from django.contrib.auth.models import Group, Permission, User
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
@@ -31,7 +30,8 @@ from agreement.backup.contents import all_tables_models, study_models, tables_th
 from agreement.backup.manifest import FORMAT_VERSION, MANIFEST
 from agreement.backup.migration_state import database_state, latest_applied
 from agreement.models import MetricScore, Report
-from agreement.services.reports import report_generate
+from agreement.reports.params import ReportParams
+from agreement.services.reports import report_data_compute, report_generate
 from annotation.engine.selectors import batch_cost, worker_gold_accuracy
 from annotation.models import Batch, Image, Worker
 from annotation.pipeline.selectors import stage_counts, verification_report
@@ -137,7 +137,7 @@ def _demo_study():
 
 
 def _every_number() -> dict:
-    data, _ = build_report_data(ReportParams.from_dict(
+    data, _ = report_data_compute(ReportParams.from_dict(
         {"metrics": METRICS, "seed": 11, "bootstrap_rounds": 200}))
     data["snapshot"].pop("generated_at")  # the only legitimately new value
     judges = judge_names()
@@ -172,6 +172,7 @@ def _every_number() -> dict:
     }
 
 
+@pytest.mark.slow
 def test_demo_study_round_trip_reproduces_every_number(media, tmp_path):
     _demo_study()
     before = _every_number()

@@ -11,9 +11,10 @@ from django.core.management import call_command
 from agreement import metric_provenance as prov
 from agreement import metrics
 from agreement.models import MetricScore
-from agreement.reports.data import ReportParams, build_report_data
 from agreement.reports.html import render_html, sections
+from agreement.reports.params import ReportParams
 from agreement.services import metric_scores as svc
+from agreement.services.reports import report_data_compute
 
 NLTK = Path(__file__).resolve().parents[2] / "var" / "nltk_data"
 MINILM_NOTE = ("BERTScore: all-MiniLM-L6-v2 layer 6 instead of roberta-large layer 17 (the "
@@ -206,7 +207,7 @@ def test_command_warns_when_a_metric_differs_from_the_paper(study, no_roberta, f
 
 # ------------------------------------------------------------------------ report
 def test_report_json_and_html_carry_the_provenance(study, no_roberta, fake_bertscore):
-    data, _ = build_report_data(ReportParams(metrics=["length", "bertscore"],
+    data, _ = report_data_compute(ReportParams(metrics=["length", "bertscore"],
                                              bootstrap_rounds=0))
     section = data["metric_provenance"]
     assert section["paper"].startswith("VisIT-Bench")

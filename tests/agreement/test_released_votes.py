@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 
 from annotation.models import Instance
-from judging.services.judgment_io import COLUMNS
+from judging.services.judgments.formats import COLUMNS
 
 pytestmark = pytest.mark.django_db
 

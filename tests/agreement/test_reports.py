@@ -4,8 +4,8 @@ import pytest
 from scipy import stats
 
 from agreement.models import Report
-from agreement.reports.data import ReportParams, build_report_data
-from agreement.services.reports import report_generate
+from agreement.reports.params import ReportParams
+from agreement.services.reports import report_data_compute, report_generate
 
 pytestmark = pytest.mark.django_db
 PARAMS = {"metrics": ["length"], "bootstrap_rounds": 200, "seed": 0,
@@ -14,7 +14,7 @@ PARAMS = {"metrics": ["length"], "bootstrap_rounds": 200, "seed": 0,
 
 @pytest.fixture
 def data(study):
-    return build_report_data(ReportParams.from_dict(PARAMS))[0]
+    return report_data_compute(ReportParams.from_dict(PARAMS))[0]
 
 
 def _acc(p):
@@ -124,8 +124,8 @@ def test_snapshot_states_counts_filters_seed_and_versions(data):
 
 
 def test_same_inputs_same_report(study):
-    a, _ = build_report_data(ReportParams.from_dict(PARAMS))
-    b, _ = build_report_data(ReportParams.from_dict(PARAMS))
+    a, _ = report_data_compute(ReportParams.from_dict(PARAMS))
+    b, _ = report_data_compute(ReportParams.from_dict(PARAMS))
     # the second build reads every score from the cache
     assert (a["metrics"]["length"]["computed"], b["metrics"]["length"]["cached"]) == (8, 8)
     for d in (a, b):
@@ -136,11 +136,11 @@ def test_same_inputs_same_report(study):
 
 
 def test_split_filter_and_judge_filter(study):
-    data, _ = build_report_data(ReportParams.from_dict({**PARAMS, "judges": ["J1"],
+    data, _ = report_data_compute(ReportParams.from_dict({**PARAMS, "judges": ["J1"],
                                                         "split": "category:Chart reading"}))
     assert data["snapshot"]["filters"]["judges_found"] == ["J1"]
     assert set(data["accuracy"]) == {"J1", "metric:length"}
-    empty, _ = build_report_data(ReportParams.from_dict({**PARAMS, "split": "category:Nope"}))
+    empty, _ = report_data_compute(ReportParams.from_dict({**PARAMS, "split": "category:Nope"}))
     assert empty["snapshot"]["counts"]["items"] == 0
 
 

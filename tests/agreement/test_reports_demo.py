@@ -7,7 +7,7 @@ from agreement.demo import DEMO_TITLE, extend_demo
 from agreement.models import MetricScore, Report
 from judging.demo import load_demo
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 NLTK = Path(__file__).resolve().parents[2] / "var" / "nltk_data"
 
 

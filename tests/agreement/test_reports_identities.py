@@ -1,4 +1,4 @@
-"""Reliability in the report when votes carry no annotator identity (issue #13, defect 2).
+"""Reliability in the report when votes carry no annotator identity, as in released data sets.
 
 VisIT-Bench's preference CSV holds ~5 votes per pair with no worker id; imported, every vote
 gets the annotator "visitbench-crowd". Alpha and Fleiss' kappa need only each item's vote
@@ -13,9 +13,11 @@ import numpy as np
 import pytest
 
 from agreement import statistics as st
-from agreement.reports.data import ReportParams, build_report_data
+from agreement.reports.params import ReportParams
 from agreement.reports.tables import all_tables, to_csv
-from judging.services.judgment_io import COLUMNS, judgments_import
+from agreement.services.reports import report_data_compute
+from judging.services.judgments.formats import COLUMNS
+from judging.services.judgments.imports import judgments_import
 from tests.agreement.study import ITEMS, TEXT
 from tests.judging import builders
 
@@ -60,7 +62,7 @@ def _anonymous_study(items=12, seed=0):
 
 def test_anonymous_votes_get_alpha_and_fleiss_from_counts():
     table = _anonymous_study()
-    data, _ = build_report_data(ReportParams.from_dict(PARAMS))
+    data, _ = report_data_compute(ReportParams.from_dict(PARAMS))
     rel = data["reliability"]["imported"]
     assert "error" not in rel  # old code: "fewer than two annotators"
     assert rel["identities"] == "missing"
@@ -95,7 +97,7 @@ def test_anonymous_votes_get_alpha_and_fleiss_from_counts():
 
 def test_identified_annotators_unchanged(study):
     """w1..w5 voted once per item: the coder-matrix path of before, plus CIs on every kappa."""
-    data, _ = build_report_data(ReportParams.from_dict(PARAMS))
+    data, _ = report_data_compute(ReportParams.from_dict(PARAMS))
     rel = data["reliability"]["imported"]
     assert rel["identities"] == "present" and rel["anonymous_annotators"] == []
     assert "note" not in rel and rel["n_annotators"] == 5
@@ -135,11 +137,11 @@ def _crowd_rows(votes_per_item: dict[str, str]) -> bytes:
 
 
 def test_identified_and_anonymous_votes_together(study):
-    before = {(p["annotator_a"], p["annotator_b"]): p["kappa"] for p in build_report_data(
+    before = {(p["annotator_a"], p["annotator_b"]): p["kappa"] for p in report_data_compute(
         ReportParams.from_dict(PARAMS))[0]["reliability"]["imported"]["cohen_kappa"]["pairs"]}
     crowd = {"c1": "AB", "c2": "BB", "c3": "AA", "c4": "BB"}
     assert judgments_import("crowd.csv", _crowd_rows(crowd)).created == 8
-    data, _ = build_report_data(ReportParams.from_dict(PARAMS))
+    data, _ = report_data_compute(ReportParams.from_dict(PARAMS))
     rel = data["reliability"]["imported"]
     assert rel["identities"] == "partial" and rel["anonymous_annotators"] == ["crowd"]
     assert (rel["n_annotators"], rel["n_votes"], rel["n_anonymous_votes"]) == (5, 28, 8)

@@ -7,9 +7,10 @@ import io
 import krippendorff
 import numpy as np
 import pytest
-from agreement.reports.data import ReportParams, build_report_data
-from judging.services.judgment_io import judgments_import
 
+from agreement.reports.params import ReportParams
+from agreement.services.reports import report_data_compute
+from judging.services.judgments.imports import judgments_import
 from tests.judging import builders
 from tests.support.shared_data import SHARED_DATA
 
@@ -46,7 +47,7 @@ def test_report_from_imported_visitbench_preferences():
     report = judgments_import("visit_prefs.csv", out.getvalue().encode(), create_missing=True)
     assert report.created == 5 * len(records)
 
-    data, _ = build_report_data(ReportParams.from_dict(
+    data, _ = report_data_compute(ReportParams.from_dict(
         {"metrics": ["bleu4", "rouge_l", "cider_d", "length"], "bootstrap_rounds": 100}))
     n = len(records)
     counts = data["snapshot"]["counts"]

@@ -1,4 +1,4 @@
-"""Reports over graded responses (issue #13, defects 6 and 10): a rubric judge's grades stored
+"""Reports over graded responses, not only pairwise votes: a rubric judge's grades stored
 as ``Judgment(kind="score")`` are correlated with the mean human score per response and per
 model, and the snapshot counts every kind of judgment (not "0 items, 0 judgments").
 
@@ -14,12 +14,13 @@ import pytest
 from django.utils import timezone
 from scipy import stats
 
-from agreement.reports.data import ReportParams, build_report_data
 from agreement.reports.html import sections
+from agreement.reports.params import ReportParams
 from agreement.reports.tables import all_tables, to_csv
-from agreement.services.reports import report_generate
+from agreement.services.reports import report_data_compute, report_generate
 from judging.models import Judgment
-from judging.services.judgment_io import COLUMNS, judgments_import
+from judging.services.judgments.formats import COLUMNS
+from judging.services.judgments.imports import judgments_import
 from tests.judging import builders
 
 pytestmark = pytest.mark.django_db
@@ -76,7 +77,7 @@ def _check(corr: dict, x, y):
 
 def test_report_over_score_judgments_only_counts_them():
     truth = _graded_study()
-    data, _ = build_report_data(ReportParams.from_dict(PARAMS))
+    data, _ = report_data_compute(ReportParams.from_dict(PARAMS))
     c = data["snapshot"]["counts"]
     n = len(truth)
     assert (c["items"], c["pairwise_judgments"]) == (0, 0)
@@ -95,7 +96,7 @@ def test_report_over_score_judgments_only_counts_them():
 
 def test_rubric_judge_correlation_per_response_and_per_model():
     truth = _graded_study()
-    data, _ = build_report_data(ReportParams.from_dict(PARAMS))
+    data, _ = report_data_compute(ReportParams.from_dict(PARAMS))
     keys = sorted(truth)
     human = [(truth[k][0] + truth[k][1]) / 2 for k in keys]
     judge = [truth[k][2] for k in keys]
@@ -143,7 +144,7 @@ def test_judge_grades_of_conversation_turns_meet_human_grades():
         + [Judgment(kind=Judgment.Kind.SCORE, response=r, score=j, source="R1",
                     annotator="R1@rubric_v1", turn=str(r.turn), created_at=now)
            for r, j in zip(responses, judge, strict=True)])
-    data, _ = build_report_data(ReportParams.from_dict({**PARAMS, "metrics": []}))
+    data, _ = report_data_compute(ReportParams.from_dict({**PARAMS, "metrics": []}))
     _check(data["score_correlation"]["R1"], human, judge)
     system = data["score_correlation_system"]["R1"]
     assert system["models"] == ["C1", "C2"] and system["n_responses"] == [3, 3]

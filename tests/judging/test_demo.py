@@ -7,7 +7,7 @@ from annotation.models import Assignment, Batch
 from judging.demo import CROWD, load_demo
 from judging.models import Judgment
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
 def test_demo_loads_once_through_the_engine():

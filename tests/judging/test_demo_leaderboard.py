@@ -6,7 +6,7 @@ from annotation.models import Assignment
 from judging.demo import MODELS, load_demo
 from judging.models import Judgment
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
 def test_demo_shows_a_human_leaderboard(analyst_client):

@@ -1,7 +1,9 @@
 """Property tests of the rating HIT forms (pairwise_ab, multiturn_ab, rubric_score, feedback_ab)
 through the real submit service: any answer data is stored as a valid answer — with exactly the
 judgments it implies — or refused with ``AnswerInvalid`` writing nothing; gold answers of any
-shape never crash a submit; worker feedback is stored raw and shown escaped (issue #8)."""
+shape never crash a submit; worker feedback is stored raw and shown escaped. Workers (and
+scripts posing as them) can send anything: no answer may crash a submit, half-write it, or end
+up as markup in a page."""
 import pytest
 from django.urls import reverse
 from django.utils import timezone

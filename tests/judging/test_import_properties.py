@@ -1,7 +1,8 @@
 """Property tests of the judging importers — generic judgment CSV/JSONL, the VisIT-Bench
 human-preference CSV, predictions, and the ConvBench ablation responses: malformed input is
 imported validly or refused with the importer's own error naming the row, and a refused file
-leaves every table as it was (issue #8)."""
+leaves every table as it was: these files come from outside, and one that fails half-way must
+not leave half its judgments behind."""
 import csv
 import io
 import json
@@ -14,7 +15,8 @@ from hypothesis import strategies as st
 from judging.judges.ablation import import_responses
 from judging.models import Judgment, Response
 from judging.services.errors import ImportRejected
-from judging.services.judgment_io import COLUMNS, VISIT_COLUMNS, judgments_import
+from judging.services.judgments.formats import COLUMNS, VISIT_COLUMNS
+from judging.services.judgments.imports import judgments_import
 from judging.services.responses import predictions_import
 from tests.annotation.test_import_properties import (
     JSONISH,

@@ -8,7 +8,6 @@ from datetime import timedelta
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from judging.services.judgment_io import COLUMNS, judgments_export, judgments_import
 
 from annotation.engine.services.batches import batch_create_from_rows, batch_set_status
 from annotation.engine.services.claims import task_claim_next
@@ -17,6 +16,9 @@ from annotation.models import Batch, Instance
 from judging.models import Comparison, EvalModel, Judgment, Response
 from judging.selectors import pairwise_judgments
 from judging.services.errors import ImportRejected
+from judging.services.judgments.exports import judgments_export
+from judging.services.judgments.formats import COLUMNS
+from judging.services.judgments.imports import judgments_import
 from judging.services.responses import predictions_import
 from tests.factories import make_workers
 from tests.judging import builders

@@ -13,12 +13,6 @@ from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
-from judging.services.judgment_io import (
-    COLUMNS,
-    VISIT_COLUMNS,
-    judgments_export,
-    judgments_import,
-)
 
 from annotation.content.imports.convbench import import_convbench
 from annotation.models import Batch, Instance
@@ -27,6 +21,9 @@ from judging.leaderboards import leaderboard_build
 from judging.models import Comparison, EvalModel, Judgment, Response
 from judging.services.comparisons import comparisons_sample
 from judging.services.errors import ImportRejected
+from judging.services.judgments.exports import judgments_export
+from judging.services.judgments.formats import COLUMNS, VISIT_COLUMNS
+from judging.services.judgments.imports import judgments_import
 from judging.services.responses import reference_responses_sync
 from tests.judging import builders
 from tests.support.shared_data import SHARED_DATA
@@ -289,6 +286,7 @@ def test_sampling_filters(args, expected):
 # --------------------------------------------------------------------------- ConvBench release
 
 
+@pytest.mark.slow
 def test_released_convbench_offers_only_the_generated_condition(tmp_path, capsys):
     """The workbook has instructions only: no reference answers to substitute, so the
     perfect-perception conditions are left out (and said so) instead of sent with empty turns."""

@@ -9,7 +9,6 @@ from datetime import timedelta
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
-from judging.services.judgment_io import COLUMNS, judgments_import
 
 from annotation.engine.services.batches import batch_create_from_rows, batch_set_status
 from annotation.engine.services.claims import task_claim_next
@@ -25,6 +24,8 @@ from judging.selectors import (
     score_judge_names,
     score_judgments,
 )
+from judging.services.judgments.formats import COLUMNS
+from judging.services.judgments.imports import judgments_import
 from tests.factories import make_workers
 from tests.judging import builders
 

@@ -2,7 +2,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from judging.services.judgment_io import judgments_export
+from judging.selectors import HUMAN
+from judging.services.judgments.exports import judgments_export
 
 
 class Command(BaseCommand):
@@ -11,7 +12,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--format", choices=["csv", "jsonl", "visitbench"], default="csv")
         parser.add_argument("--out", required=True, help="Output file ('-' for stdout)")
-        parser.add_argument("--source", help="Only this judge ('human' or a judge name)")
+        parser.add_argument("--source", help=f"Only this judge ('{HUMAN}' or a judge name)")
 
     def handle(self, *args, **opts):
         text = judgments_export(opts["format"], source=opts["source"])

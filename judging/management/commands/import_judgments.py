@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from judging.services.errors import ImportRejected
-from judging.services.judgment_io import judgments_import
+from judging.services.judgments.imports import judgments_import
 
 
 class Command(BaseCommand):

@@ -20,7 +20,7 @@ class Command(BaseCommand):
             "CSV is rounded for reading.")
 
     def add_arguments(self, parser):
-        parser.add_argument("--judge", default=HUMAN, help="'human' or a judge name")
+        parser.add_argument("--judge", default=HUMAN, help=f"'{HUMAN}' or a judge name")
         parser.add_argument("--board", choices=sorted(BOARDS), default="pairwise",
                             help="pairwise verdicts, or grades (rubric 1–5, direct 0–10)")
         parser.add_argument("--split", default="all",

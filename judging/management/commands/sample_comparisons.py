@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from judging.models import Comparison
+from judging.services.active_comparisons import comparisons_sample_active
 from judging.services.comparisons import (
     KINDS,
     SamplingError,
@@ -14,12 +15,14 @@ from judging.services.comparisons import (
 
 
 class Command(BaseCommand):
-    help = ("Sample comparisons (uniform tuples or new model vs existing) within a budget and, "
+    help = ("Sample comparisons (uniform tuples, new model vs existing, or one active round of "
+            "the most informative pairs) within a budget and, "
             "with --batch, put them in crowd batches with gold mixed in. The human-verified "
             "reference competes wherever an instance has one.")
 
     def add_arguments(self, parser):
-        parser.add_argument("--mode", choices=["uniform", "new_model"], default="uniform")
+        parser.add_argument("--mode", choices=["uniform", "new_model", "active"], default="uniform")
+        parser.add_argument("--budget", type=int, help="Comparisons in an active round")
         parser.add_argument("--tuples", type=int, default=1000)
         parser.add_argument("--new-model")
         parser.add_argument("--models", nargs="*", help="Restrict to these models")
@@ -46,11 +49,17 @@ class Command(BaseCommand):
     def _run(self, opts):
         instances = instances_filtered(source=opts["source"], kind=opts["kind"],
                                        category=opts["category"])
-        made = comparisons_sample(
-            mode=opts["mode"], tuples=opts["tuples"], new_model=opts["new_model"],
-            models=opts["models"], instances=instances, max_comparisons=opts["max_comparisons"],
-            max_cost=opts["max_cost"], reward=opts["reward"],
-            judgments_per_comparison=opts["n"], seed=opts["seed"])
+        if opts["mode"] == "active":
+            made = comparisons_sample_active(
+                budget=opts["budget"], models=opts["models"], instances=instances,
+                max_comparisons=opts["max_comparisons"], max_cost=opts["max_cost"],
+                reward=opts["reward"], judgments_per_comparison=opts["n"], seed=opts["seed"])
+        else:
+            made = comparisons_sample(
+                mode=opts["mode"], tuples=opts["tuples"], new_model=opts["new_model"],
+                models=opts["models"], instances=instances,
+                max_comparisons=opts["max_comparisons"], max_cost=opts["max_cost"],
+                reward=opts["reward"], judgments_per_comparison=opts["n"], seed=opts["seed"])
         self.stdout.write(f"Sampled {len(made)} comparisons ({opts['mode']}).")
         if opts["batch"]:
             gold = list(Comparison.objects.exclude(gold_choice="").select_related("instance"))

@@ -9,7 +9,7 @@ from judging.judges.models import Judge, JudgeRun
 from judging.judges.selectors import judge_leaderboard
 from judging.models import Judgment
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
 
 def test_demo_judges_of_every_kind_run_over_the_demo(server, monkeypatch):

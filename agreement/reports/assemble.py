@@ -1,0 +1,78 @@
+"""Assemble the report's data dict (what becomes report.json): gather the verdicts, run every
+section, add the snapshot and the metric provenance, and make it JSON-ready.
+
+Every number comes from the pure functions of ``agreement.statistics`` and ``judging.ratings``.
+Reads only: metric scores come in already computed and cached (the report service calls
+``services.metric_scores.metric_scores_ensure`` first).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from agreement import metric_provenance
+from judging.models import Judgment
+
+from .. import selectors
+from .accuracy import accuracy_vs_majority, agreement_matrices
+from .biases import biases
+from .leaderboards import leaderboards
+from .params import ReportParams
+from .reliability import human_reliability
+from .scores import score_analysis
+from .snapshot import report_counts, report_snapshot
+from .verdicts import gather_pairwise_verdicts
+
+
+def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
+                      metric_scores: dict[str, dict[int, float]]) -> tuple[dict, dict]:
+    """(report dict, plot inputs not stored in JSON, e.g. raw length lists).
+
+    ``metric_summary`` and ``metric_scores`` are what ``metric_scores_ensure(params.metrics,
+    params.metric_options)`` returns (both empty when the report has no metrics)."""
+    verdicts = gather_pairwise_verdicts(params, metric_scores)
+    seed, rounds = params.seed, params.bootstrap_rounds
+    accuracy, tests, accuracy_items = accuracy_vs_majority(verdicts, seed)
+    matrices = agreement_matrices(verdicts)
+    reliability = human_reliability(verdicts, seed, rounds)
+    scores = score_analysis(params, metric_scores, seed, rounds)
+    boards, system, categories = leaderboards(verdicts, seed, rounds)
+    response_ids = {r for k in verdicts.items if (pair := verdicts.pair(k)) for r in pair}
+    response_ids |= {k[0] for rows in scores.by_source.values() for k in rows}
+    lengths = {pk: len(text.split())
+               for pk, text in selectors.response_texts(response_ids).items()}
+    bias_section, length_boxes = biases(verdicts, lengths, scores.by_source)
+    feedback = selectors.feedback_judgments(params.split, params.judges)
+    counts = report_counts(verdicts, scores, feedback, accuracy_items)
+    data = {
+        "snapshot": report_snapshot(verdicts, scores, counts, metric_summary),
+        "sources": [Judgment.HUMAN, *verdicts.automatic],
+        "metrics": metric_summary,
+        "metric_provenance": metric_provenance.provenance(metric_summary),
+        "accuracy": accuracy,
+        "paired_tests": tests,
+        "agreement_matrices": matrices,
+        "reliability": reliability,
+        "score_reliability": scores.reliability,
+        "score_correlation": scores.correlation,
+        "score_correlation_system": scores.correlation_system,
+        "ratings": boards,
+        "system_correlation": system,
+        "category_win_rates": categories,
+        "biases": bias_section,
+    }
+    return json_ready(data), {"length_boxes": length_boxes}
+
+
+def json_ready(obj):
+    """JSON-ready copy: numpy scalars to Python numbers, NaN/inf to None, tuples to lists."""
+    if isinstance(obj, dict):
+        return {str(k): json_ready(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple | np.ndarray):
+        return [json_ready(v) for v in obj]
+    if isinstance(obj, bool | np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, float | np.floating):
+        return float(obj) if np.isfinite(obj) else None
+    return obj

@@ -1,0 +1,136 @@
+"""Report section on biases: position (humans on screen, judges across the AB/BA orderings),
+length (win rate of the longer response, lengths preferred vs not, lengths by score),
+self-preference of a judge for its own model family, and the gap between human and automatic
+win rates against the reference model. Length = number of whitespace-separated tokens."""
+from __future__ import annotations
+
+import numpy as np
+
+from agreement import statistics as st
+from judging.models import Judgment
+
+from .. import selectors
+from .guarded import statistic_or_error
+from .verdicts import PairwiseVerdicts
+
+LENGTH_BINS = 4
+FLIP = {"A": "B", "B": "A", "tie": "tie"}
+
+
+def _outcome(verdict, model_side: str):
+    if verdict is None:
+        return None
+    return 0.5 if verdict == "tie" else float(verdict == model_side)
+
+
+def biases(verdicts: PairwiseVerdicts, lengths: dict[int, int], score_rows: dict
+           ) -> tuple[dict, dict]:
+    """(the biases section, {source: {"preferred": [lengths], "other": [lengths]}}: the raw
+    length lists the box plots draw, summarised in the section)."""
+    keys = verdicts.main_items()
+    out: dict = {"position": {}, "length": {}, "length_boxes": {}, "lengths_by_score": {},
+                 "self_preference": {}, "win_rate_gap": {}}
+    human_votes = verdicts.pairwise_data.votes.get(Judgment.HUMAN, {})
+    # position: humans on screen (choices are stored in the comparison's sides)
+    on_screen = [FLIP[v[1]] if verdicts.comparisons[k[0]].swapped else v[1]
+                 for k in keys for v in human_votes.get(k, ())]
+    if on_screen:
+        out["position"][Judgment.HUMAN] = statistic_or_error(st.position_bias, on_screen)
+    orderings = selectors.judge_orderings(verdicts.judges) if verdicts.judges else {}
+    uuids = selectors.comparison_uuids({k[0] for k in keys}) if orderings else {}
+
+    def as_choice(v):
+        return v if v in ("A", "B") else "tie"
+
+    for judge, per_comparison in orderings.items():
+        shown_ab, shown_ba = [], []
+        for k in keys:
+            results = per_comparison.get(uuids.get(k[0], ""), {})
+            turn = k[1]
+            if ("AB" in results and "BA" in results and turn in results["AB"]
+                    and turn in results["BA"]):
+                shown_ab.append(as_choice(results["AB"][turn]))
+                shown_ba.append(as_choice(results["BA"][turn]))
+        if shown_ab:
+            out["position"][judge] = statistic_or_error(st.position_bias, shown_ab, shown_ba)
+    # length: win rate of the longer response, and preferred/other length distributions
+    for src in [Judgment.HUMAN, *verdicts.automatic]:
+        source_verdicts = verdicts.majority if src == Judgment.HUMAN else verdicts.by_source[src]
+        lengths_a, lengths_b, chosen_sides = [], [], []
+        for k in keys:
+            pair, v = verdicts.pair(k), source_verdicts.get(k)
+            if pair and v is not None and pair[0] in lengths and pair[1] in lengths:
+                lengths_a.append(lengths[pair[0]])
+                lengths_b.append(lengths[pair[1]])
+                chosen_sides.append(v)
+        if not chosen_sides:
+            continue
+        out["length"][src] = statistic_or_error(st.length_bias, lengths_a, lengths_b,
+                                                chosen_sides, bins=LENGTH_BINS)
+        sides = list(zip(lengths_a, lengths_b, chosen_sides, strict=True))
+        preferred = [a if v == "A" else b for a, b, v in sides if v != "tie"]
+        other = [b if v == "A" else a for a, b, v in sides if v != "tie"]
+        out["length_boxes"][src] = {"preferred": preferred, "other": other}
+    for src, scores in score_rows.items():
+        graded = [k for k in scores if k[0] in lengths]
+        if graded:
+            out["lengths_by_score"][src] = statistic_or_error(
+                st.lengths_by_score, [scores[k] for k in graded],
+                [lengths[k[0]] for k in graded])
+    # self-preference: a judge's family vs the human majority on the same items
+    families = selectors.model_families()
+    for judge in verdicts.judges:
+        family = verdicts.params.judge_families.get(judge) or _infer_family(judge, families)
+        if not family:
+            out["self_preference"][judge] = {"error": "judge family unknown (pass judge_families)"}
+            continue
+        members = {m for m, f in families.items() if f == family}
+        judged = [k for k in keys if k in verdicts.by_source[judge] and k in verdicts.majority]
+        result = statistic_or_error(
+            st.self_preference, [verdicts.comparisons[k[0]].model_a for k in judged],
+            [verdicts.comparisons[k[0]].model_b for k in judged],
+            [verdicts.by_source[judge][k] for k in judged],
+            [verdicts.majority[k] for k in judged], members) if judged else {
+            "error": "no shared item"}
+        out["self_preference"][judge] = {"family": family, **result}
+    # gap between human and automatic win rate against the reference
+    reference_keys = [k for k in keys
+                      if verdicts.involves_reference(k) and k in verdicts.human_votes]
+    for src in verdicts.automatic:
+        models, human_outcomes, source_outcomes = [], [], []
+        for k in reference_keys:
+            c = verdicts.comparisons[k[0]]
+            side = "A" if c.model_b == verdicts.reference else "B"
+            models.append(c.model_a if side == "A" else c.model_b)
+            human_outcomes.append(_outcome(verdicts.majority[k] or "tie", side))
+            source_outcomes.append(_outcome(verdicts.by_source[src].get(k), side))
+        if models and any(x is not None for x in source_outcomes):
+            out["win_rate_gap"][src] = statistic_or_error(st.win_rate_gap, models,
+                                                          human_outcomes, source_outcomes)
+    length_boxes = out.pop("length_boxes")
+    out["length_distributions"] = {
+        src: {"preferred": _box_summary(v["preferred"]), "other": _box_summary(v["other"])}
+        for src, v in length_boxes.items()}
+    for result in out["lengths_by_score"].values():
+        if isinstance(result, dict):
+            result.pop("lengths", None)
+    return out, length_boxes
+
+
+def _infer_family(judge: str, families: dict[str, str]) -> str:
+    """A judge's family: the family of the evaluated model its API model name matches."""
+    model_name = selectors.judge_model_name(judge).lower()
+    if not model_name:
+        return ""
+    for name, family in families.items():
+        if family and (name.lower() == model_name or family.lower() in model_name):
+            return family
+    return ""
+
+
+def _box_summary(values: list) -> dict:
+    if not values:
+        return {"n": 0}
+    q = np.quantile(values, [0, 0.25, 0.5, 0.75, 1])
+    return {"n": len(values), "min": float(q[0]), "q1": float(q[1]), "median": float(q[2]),
+            "q3": float(q[3]), "max": float(q[4]), "mean": float(np.mean(values))}

@@ -1,0 +1,72 @@
+"""Report sections on model rankings: each source's Bradley-Terry leaderboard
+(``judging.ratings``), its rank correlation with the human board, and per-category win rates
+against the reference model."""
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+
+from agreement import statistics as st
+from judging import ratings
+from judging.models import Judgment
+
+from .guarded import statistic_or_error
+from .verdicts import Item, PairwiseVerdicts
+
+
+def _rating_rows(verdicts: PairwiseVerdicts, src: str, keys: list[Item]) -> list[tuple]:
+    """(model A, model B, choice) rows of one source: every human vote, or a source's
+    verdict."""
+    out = []
+    for k in keys:
+        c = verdicts.comparisons[k[0]]
+        if src == Judgment.HUMAN:
+            out += [(c.model_a, c.model_b, v) for v in verdicts.human_votes.get(k, ())]
+        elif k in verdicts.by_source[src]:
+            out.append((c.model_a, c.model_b, verdicts.by_source[src][k]))
+    return out
+
+
+def leaderboards(verdicts: PairwiseVerdicts, seed: int, rounds: int
+                 ) -> tuple[dict, dict, dict]:
+    """({source: leaderboard}, {source: system correlation with the human board},
+    {source: {category: {model: win rate vs the reference}}})."""
+    keys = verdicts.main_items()
+    boards, system, categories = {}, {}, {}
+    for src in [Judgment.HUMAN, *verdicts.automatic]:
+        rows = _rating_rows(verdicts, src, keys)
+        if not rows:
+            continue
+        names = {r[0] for r in rows} | {r[1] for r in rows}
+        reference = verdicts.reference if verdicts.reference in names else None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                table = ratings.leaderboard(rows, reference=reference, bootstrap_rounds=rounds,
+                                            seed=seed)
+        except ValueError as exc:
+            boards[src] = {"error": str(exc)}
+            continue
+        boards[src] = {"n_judgments": len(rows), "rows": [
+            {"model": r.model, "rating": r.bt_rating, "ci_low": r.ci_low, "ci_high": r.ci_high,
+             "rank": r.rank, "elo": r.elo, "matches": r.matches,
+             "win_rate_vs_reference": r.win_rate_vs_reference,
+             "n_vs_reference": r.n_vs_reference} for r in table]}
+        if reference is not None:
+            keys_by_category = defaultdict(list)
+            for k in keys:
+                keys_by_category[verdicts.comparisons[k[0]].category].append(k)
+            per_category = {}
+            for category, category_keys in sorted(keys_by_category.items()):
+                category_rows = _rating_rows(verdicts, src, category_keys)
+                if any(reference in r[:2] for r in category_rows):
+                    per_category[category or "(none)"] = {
+                        m: {"win_rate": w, "n": n}
+                        for m, (w, n) in ratings.win_rates_vs(category_rows, reference).items()}
+            categories[src] = per_category
+    human = {r["model"]: r["rating"] for r in boards.get(Judgment.HUMAN, {}).get("rows", [])}
+    for src in verdicts.automatic:
+        other = {r["model"]: r["rating"] for r in boards.get(src, {}).get("rows", [])}
+        if human and other:
+            system[src] = statistic_or_error(st.system_correlation, human, other)
+    return boards, system, categories

@@ -1,0 +1,35 @@
+"""What a report is asked for: ``ReportParams``, validated once and stored with the report."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import selectors
+from ..services.metric_scores import DEFAULT_METRICS, check_metrics
+
+
+@dataclass
+class ReportParams:
+    judges: list[str] | None = None  # None: every automatic judge with verdicts
+    split: str = "all"
+    seed: int = 0
+    metrics: list[str] = field(default_factory=lambda: list(DEFAULT_METRICS))
+    bootstrap_rounds: int = 1000
+    exclude_blocked: bool = False
+    judge_families: dict[str, str] = field(default_factory=dict)
+    metric_options: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {"judges": self.judges, "split": self.split, "seed": self.seed,
+                "metrics": list(self.metrics), "bootstrap_rounds": self.bootstrap_rounds,
+                "exclude_blocked": self.exclude_blocked,
+                "judge_families": dict(self.judge_families),
+                "metric_options": dict(self.metric_options)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ReportParams:
+        p = cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+        if p.bootstrap_rounds < 0 or p.bootstrap_rounds > 10_000:
+            raise ValueError("bootstrap_rounds must be within 0..10000")
+        selectors.split_turns(p.split)  # raises UnknownSplit
+        check_metrics(p.metrics)
+        return p
