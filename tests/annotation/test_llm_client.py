@@ -8,12 +8,12 @@ from annotation.core.clients.llm import (
     ChatClient,
     LlmEndpoint,
     LlmError,
-    RateLimiter,
     estimate_cost,
     image_parts,
     multimodal_message,
     text_message,
 )
+from annotation.core.rate_limit import LocalRateLimiter
 from tests.support.fake_clock import FakeClock
 from tests.support.fake_openai import FakeOpenAIServer, Reply
 
@@ -285,7 +285,7 @@ def test_estimate_cost():
 
 def test_client_uses_rate_limiter(server):
     clock = FakeClock()
-    rl = RateLimiter(requests_per_minute=60, burst_requests=1, clock=clock, sleep=clock.sleep)
+    rl = LocalRateLimiter(requests_per_minute=60, burst_requests=1, clock=clock, sleep=clock.sleep)
     cfg = LlmEndpoint(base_url=server.base_url, model="m")
     with ChatClient(cfg, rate_limiter=rl) as client:
         client.complete(MSGS, temperature=0, max_tokens=5)

@@ -53,14 +53,12 @@ import httpx
 
 from annotation.core.clients.retry import RETRYABLE_STATUS, backoff_delay, retry_after_seconds
 from annotation.core.rate_limit import Limiter
-from annotation.core.rate_limit import LocalRateLimiter as RateLimiter  # its old name; per process
 
 __all__ = [
     "ChatClient",
     "ChatResult",
     "LlmEndpoint",
     "LlmError",
-    "RateLimiter",
     "estimate_cost",
     "image_parts",
     "multimodal_message",
