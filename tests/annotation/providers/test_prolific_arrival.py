@@ -9,6 +9,7 @@ from django.urls import reverse
 from annotation.engine.services.errors import AssignmentConflict
 from annotation.models import Assignment, Task, Worker
 from annotation.providers import services
+from annotation.providers.services import arrivals
 from tests.factories import make_batch, publish_on_prolific
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -32,7 +33,7 @@ def test_a_failure_after_the_claim_leaves_no_lease_and_writes_nothing(monkeypatc
     def fail(*args, **kwargs):
         raise RuntimeError("database went away after the claim")
 
-    monkeypatch.setattr(services, "_session_attach", fail)
+    monkeypatch.setattr(arrivals, "_session_attach", fail)
     with pytest.raises(RuntimeError):
         arrive(batch, "PID1", "SESS1")
     # Through the page as well: a 500, and still nothing written.

@@ -1,0 +1,56 @@
+"""Marketplace operations: one service per operation, called by admin, commands and Celery;
+each module holds one concern, and this package names the operations callers use.
+
+Rules every function here keeps:
+- every external call runs OUTSIDE a database transaction (``require_outside_transaction`` checks);
+  each database write is a short autocommit statement or a conditional ``UPDATE``;
+- a row is written *before* a money-moving call (HIT in ``creating``, bonus in ``sending``), so
+  an interrupted run resumes without publishing or paying twice;
+- launches and bonuses pass the budget guard first; every call is logged in ``ProviderAction``.
+"""
+from .arrivals import StudyNotPublished, prolific_arrival_claim
+from .bonuses import BonusRow, bonus_rows_parse, bonus_token, worker_bonus
+from .common import (
+    LaunchIncomplete,
+    LaunchReport,
+    SyncReport,
+    config_for,
+    launch_context,
+    launch_guard,
+)
+from .launch import batch_expire, batch_extend, batch_launch, batch_pause, batch_resume
+from .review import assignment_approve, assignment_reject, batch_sync, sync_all
+from .workers import (
+    provider_worker_block,
+    provider_worker_unblock,
+    qualification_push,
+    workers_notify,
+)
+
+__all__ = [
+    "BonusRow",
+    "LaunchIncomplete",
+    "LaunchReport",
+    "StudyNotPublished",
+    "SyncReport",
+    "assignment_approve",
+    "assignment_reject",
+    "batch_expire",
+    "batch_extend",
+    "batch_launch",
+    "batch_pause",
+    "batch_resume",
+    "batch_sync",
+    "bonus_rows_parse",
+    "bonus_token",
+    "config_for",
+    "launch_context",
+    "launch_guard",
+    "prolific_arrival_claim",
+    "provider_worker_block",
+    "provider_worker_unblock",
+    "qualification_push",
+    "sync_all",
+    "worker_bonus",
+    "workers_notify",
+]

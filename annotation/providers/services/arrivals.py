@@ -1,0 +1,62 @@
+"""A Prolific participant's arrival: the study is checked, a task claimed and the session
+attached in one transaction (a failure leaves no lease)."""
+from datetime import datetime
+
+from django.db import IntegrityError, transaction
+
+from annotation.engine.services.claims import task_claim_next
+from annotation.engine.services.errors import AssignmentConflict, EngineError
+from annotation.engine.services.workers import worker_for_external
+from annotation.models import Assignment, Batch, Worker
+from annotation.providers.selectors import published_studies
+
+
+class StudyNotPublished(EngineError):
+    """A Prolific arrival for a study this deployment did not publish for the batch."""
+
+
+def prolific_arrival_claim(*, batch: Batch, participant_id: str, study_id: str,
+                           session_id: str, submit_to: str,
+                           now: datetime | None = None) -> Assignment | None:
+    """The participant's assignment for this Prolific session: the one on record, or a new
+    lease of the batch's next task carrying the session; ``None`` when no task is left.
+
+    All or nothing, in one transaction (no marketplace call is made): the worker row, the
+    claim and the session ids commit together, so a failure after the claim leaves no slot
+    leased and no worker row. ``SESSION_ID`` (Prolific's submission id) becomes the
+    assignment's provider id, so a reload returns the same task.
+
+    Raises ``StudyNotPublished`` unless the batch is on Prolific and ``study_id`` is a study
+    this deployment created for it; ``AssignmentConflict`` when the session belongs to another
+    participant or batch, or another arrival took it meanwhile; ``NotEligible`` from the claim.
+    """
+    if batch.provider != Worker.Provider.PROLIFIC or study_id not in published_studies(batch):
+        raise StudyNotPublished("This link does not belong to that Prolific study.")
+    try:
+        with transaction.atomic():
+            worker = worker_for_external(Worker.Provider.PROLIFIC, participant_id)
+            assignment = Assignment.objects.filter(provider_assignment_id=session_id).first()
+            if assignment is not None:
+                if assignment.worker_id != worker.pk or assignment.batch_id != batch.pk:
+                    raise AssignmentConflict("This session belongs to another participant.")
+                return assignment
+            assignment = task_claim_next(batch=batch, worker=worker, now=now)
+            if assignment is not None:
+                _session_attach(assignment, session_id=session_id, study_id=study_id,
+                                submit_to=submit_to)
+            return assignment
+    except IntegrityError:  # another arrival holds this session id; ours rolled back whole
+        raise AssignmentConflict("This session is already in use.") from None
+
+
+def _session_attach(assignment: Assignment, *, session_id: str, study_id: str,
+                    submit_to: str) -> None:
+    """Record the session on a fresh lease. A lease the worker already held under another
+    session keeps its ids (the participant continues that one)."""
+    fields = {"provider_assignment_id": session_id, "provider_hit_id": study_id,
+              "provider_submit_to": submit_to}
+    if Assignment.objects.filter(pk=assignment.pk, provider_assignment_id="").update(**fields):
+        for name, value in fields.items():
+            setattr(assignment, name, value)
+    else:
+        assignment.refresh_from_db(fields=list(fields))

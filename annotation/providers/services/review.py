@@ -1,0 +1,168 @@
+"""Marketplace submissions in: sync (our record of each submission), automatic review by gold,
+and the requester's approve / reject."""
+from datetime import timedelta
+
+from django.core.exceptions import ValidationError
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation.core.clients.errors import MarketplaceError
+from annotation.models import Assignment, Batch, Worker
+from annotation.providers.base import (
+    get_provider,
+)
+from annotation.providers.models import (
+    ProviderConfig,
+    ProviderHit,
+    ProviderSubmission,
+)
+from annotation.providers.services.common import (
+    DONE,
+    SyncReport,
+    action_log,
+    config_for,
+    remote_assignment_id,
+    require_outside_transaction,
+)
+from annotation.providers.services.workers import qualification_push
+
+
+def batch_sync(batch: Batch, *, actor: str = "") -> SyncReport:
+    """Fetch every submission of the batch's units, match them to ours, apply the review policy.
+
+    A submission whose worker differs from the one who worked on our site, or that has no
+    submitted assignment here, is flagged and never approved automatically.
+    """
+    require_outside_transaction()
+    provider = get_provider(batch.provider)
+    report = SyncReport()
+    for hit in ProviderHit.objects.filter(batch=batch).exclude(external_id=""):
+        try:
+            remote = list(provider.list_submissions(hit.external_id))
+        except MarketplaceError as exc:
+            report.errors.append(f"{hit.external_id}: {exc}")
+            action_log(batch, provider.name, "sync", hit.external_id, False, exc, actor)
+            continue
+        for submission in remote:
+            report.seen += 1
+            flagged = _record_submission(provider.name, hit, submission)
+            report.flagged += int(flagged)
+            report.matched += int(not flagged)
+    _review(batch, report, actor)
+    action_log(batch, provider.name, "sync", batch.title, not report.errors,
+         f"seen {report.seen}, flagged {report.flagged}, approved {report.approved}, "
+         f"rejected {report.rejected}", actor)
+    return report
+
+
+def _record_submission(provider_name: str, hit: ProviderHit, remote) -> bool:
+    assignment = (Assignment.objects.select_related("worker")
+                  .filter(provider_assignment_id=remote.external_id).first())
+    flag = ProviderSubmission.Flag.NONE
+    if assignment is None or assignment.batch_id != hit.batch_id:
+        flag, assignment = ProviderSubmission.Flag.UNKNOWN, None
+    elif (assignment.worker.provider != provider_name
+          or assignment.worker.external_id != remote.worker_id):
+        flag = ProviderSubmission.Flag.WORKER_MISMATCH
+        note = (f"Flagged: the marketplace says worker {remote.worker_id} submitted this, "
+                f"but {assignment.worker.external_id} worked on it here.")
+        Assignment.objects.filter(pk=assignment.pk).update(review_note=note[:500])
+    elif assignment.status not in DONE:
+        flag = ProviderSubmission.Flag.NOT_SUBMITTED
+    ProviderSubmission.objects.update_or_create(
+        provider=provider_name, external_id=remote.external_id,
+        defaults={"hit": hit, "assignment": assignment, "worker_external_id": remote.worker_id,
+                  "remote_status": remote.status, "submitted_at": remote.submitted_at,
+                  "flag": flag, "synced_at": timezone.now()},
+    )
+    if flag == ProviderSubmission.Flag.NONE and remote.status in ("approved", "rejected"):
+        # Decided on the marketplace (by hand, or MTurk's auto-approval): mirror it here.
+        Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.SUBMITTED).update(
+            status=remote.status)
+    return flag != ProviderSubmission.Flag.NONE
+
+
+def _review(batch: Batch, report: SyncReport, actor: str) -> None:
+    config = config_for(batch)
+    if config.review_policy == ProviderConfig.ReviewPolicy.MANUAL:
+        return
+    ready = (ProviderSubmission.objects
+             .filter(hit__batch=batch, flag="", remote_status="submitted",
+                     assignment__status=Assignment.Status.SUBMITTED)
+             .select_related("assignment__worker", "assignment__batch"))
+    for submission in ready:
+        assignment = submission.assignment
+        approve, note = True, ""
+        if config.review_policy == ProviderConfig.ReviewPolicy.GOLD:
+            approve, note = _gold_verdict(batch, assignment.worker, config)
+        try:
+            if approve:
+                report.approved += int(assignment_approve(assignment, actor=actor or "sync"))
+            else:
+                report.rejected += int(assignment_reject(assignment, reason=note,
+                                                         actor=actor or "sync"))
+        except MarketplaceError as exc:
+            report.errors.append(f"{submission.external_id}: {exc}")
+
+
+def _gold_verdict(batch: Batch, worker: Worker, config: ProviderConfig) -> tuple[bool, str]:
+    rows = list(Assignment.objects.filter(batch=batch, worker=worker, gold_correct__isnull=False)
+                .values_list("gold_correct", flat=True))
+    if not rows or sum(rows) / len(rows) >= config.gold_pass_rate:
+        return True, ""
+    return False, f"{config.reject_reason} ({sum(rows)} of {len(rows)} check items correct)"
+
+
+def assignment_approve(assignment: Assignment, *, feedback: str = "", actor: str = "") -> bool:
+    """Approve (and so pay) a submitted assignment; False when it already was approved."""
+    return _decide(assignment, Assignment.Status.APPROVED, "approve", feedback, actor)
+
+
+def assignment_reject(assignment: Assignment, *, reason: str, actor: str = "") -> bool:
+    """Reject a submitted assignment with a reason the worker sees; False if already rejected."""
+    require_outside_transaction()
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError("A rejection needs a reason the worker can read.")
+    return _decide(assignment, Assignment.Status.REJECTED, "reject", reason, actor,
+                   review_note=reason[:500])
+
+
+def _decide(assignment: Assignment, status: str, action: str, note: str, actor: str,
+            **fields) -> bool:
+    """Tell the marketplace first (outside any transaction), then flip our row once."""
+    require_outside_transaction()
+    if assignment.status == status:
+        return False
+    if assignment.status != Assignment.Status.SUBMITTED:
+        raise ValidationError(f"Only submitted work can be {status} (this is {assignment.status}).")
+    remote = remote_assignment_id(assignment)
+    provider = get_provider(assignment.batch.provider)
+    if remote:
+        try:
+            getattr(provider, action)(remote, note)
+        except MarketplaceError as exc:
+            action_log(assignment.batch, provider.name, action, remote, False, exc, actor)
+            raise
+    flipped = Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.SUBMITTED) \
+        .update(status=status, **fields)
+    assignment.status = status
+    action_log(assignment.batch, provider.name, action, remote or str(assignment.uuid), True, note,
+         actor)
+    return bool(flipped)
+
+
+
+
+def sync_all(*, actor: str = "beat") -> dict[str, SyncReport]:
+    """Sync every marketplace batch that has published units and is not long finished."""
+    reports = {}
+    recent = timezone.now() - timedelta(days=30)  # expired units still collect late reviews
+    batches = Batch.objects.exclude(provider=Worker.Provider.LOCAL).filter(
+        Q(provider_hits__status__in=[ProviderHit.Status.LIVE, ProviderHit.Status.PAUSED])
+        | Q(provider_hits__status=ProviderHit.Status.EXPIRED,
+            provider_hits__updated_at__gte=recent)).distinct()
+    for batch in batches:
+        reports[str(batch.uuid)] = batch_sync(batch, actor=actor)
+    qualification_push(actor=actor)
+    return reports
