@@ -2,7 +2,7 @@
 
 Both services are idempotent (a finished run/report is left alone, cached scores are not
 recomputed), so a redelivered task is harmless. Services queue through ``enqueue_*`` after
-commit, which names the queue (Celery deprecates the per-task ``queue`` attribute). Without a
+commit; the queue is named once, in ``CELERY_TASK_ROUTES`` (settings). Without a
 broker the task runs in a thread, never in the web request that asked for it
 (``annotation.core.background``); a job that fails, or whose process stops under it, records
 why on its row.
@@ -17,8 +17,6 @@ from .models import MetricRun, Report
 from .services.metric_scores import metric_run_work
 from .services.reports import report_build
 
-QUEUE = "metrics"
-
 
 @shared_task(acks_late=True)
 def compute_metrics(run_id: int) -> int:
@@ -31,10 +29,10 @@ def build_report(report_id: int) -> str:
 
 
 def enqueue_compute_metrics(run_id: int):
-    return run_outside_request(compute_metrics, (run_id,), queue=QUEUE,
+    return run_outside_request(compute_metrics, (run_id,),
                                on_interrupted=partial(MetricRun.fail_unfinished, run_id))
 
 
 def enqueue_build_report(report_id: int):
-    return run_outside_request(build_report, (report_id,), queue=QUEUE,
+    return run_outside_request(build_report, (report_id,),
                                on_interrupted=partial(Report.fail_unfinished, report_id))

@@ -12,7 +12,7 @@ urlpatterns = [
     path("work/a/<uuid:assignment_uuid>/skip/", work.assignment_skip, name="assignment_skip"),
     path("ext/mturk/task/<uuid:task_uuid>/", external.mturk_task, name="mturk_task"),
 ]
-urlpatterns += [  # Prolific arrival and completion (issue 7)
+urlpatterns += [  # Prolific sends participants to a batch, not a task; they return here
     path("ext/prolific/batch/<uuid:batch_uuid>/", external.prolific_batch, name="prolific_batch"),
     path("ext/prolific/batch/<uuid:batch_uuid>/done/mturk/externalSubmit",
          external.prolific_done, name="prolific_done"),

@@ -287,7 +287,7 @@ PIPELINE_VERIFICATION_ASSIGNMENTS = env_int("PIPELINE_VERIFICATION_ASSIGNMENTS",
 # Test-only escape hatch for the SSRF-safe fetcher; deliberately not read from the environment.
 IMAGE_FETCH_ALLOW_LOOPBACK = False
 
-# --- Crowd marketplaces (issue 7): MTurk and Prolific providers --------------------------------
+# --- Crowd marketplaces: MTurk and Prolific providers ------------------------------------------
 # MTurk credentials come from the standard AWS environment / instance profile, never the database.
 MTURK_PRODUCTION = env_bool("MTURK_PRODUCTION", False)  # sandbox unless set AND confirmed per launch
 MTURK_REGION = env_str("MTURK_REGION", "us-east-1")

@@ -26,8 +26,7 @@ Input may be any iterable of rows (list of tuples, generator, 2-D array; for a D
 pass ``df[["model_a", "model_b", "outcome"]].itertuples(index=False)``) or a
 ``Judgments`` from ``encode()``, which callers can reuse to skip re-validation.
 
-Entry point: ``leaderboard()``. Speed (1M judgments, 40 models, 2 cores): ``encode`` +
-``online_elo`` ~0.5 s; BT + 1,000 bootstrap rounds ~0.5 s (see ``bench/ratings.py``).
+Entry point: ``leaderboard()``. ``bench/ratings.py`` prints its speed on 1M judgments.
 """
 
 from __future__ import annotations
@@ -133,8 +132,8 @@ def online_elo(judgments, k: float = K, scale: float = SCALE, base: float = BASE
                init: float = INIT) -> dict:
     """FastChat online Elo, judgments consumed in the given order.
 
-    The loop is plain Python over int lists with everything in locals (~0.25 s per 1M
-    rows); the update is inherently sequential, so numpy cannot vectorise it.
+    The loop is plain Python over int lists with everything in locals; the update is
+    inherently sequential, so numpy cannot vectorise it.
     """
     j = encode(judgments)
     r = [float(init)] * len(j.models)

@@ -28,7 +28,7 @@ _lock = threading.Lock()
 _running: dict[threading.Thread, Callable[[str], None] | None] = {}  # job → on_interrupted
 
 
-def run_outside_request(task, args: Sequence = (), *, queue: str | None = None,
+def run_outside_request(task, args: Sequence = (), *,
                         on_interrupted: Callable[[str], None] | None = None,
                         ) -> threading.Thread | None:
     """Queue ``task`` (a Celery task) with a broker, else run it in a new thread; returns the
@@ -36,14 +36,13 @@ def run_outside_request(task, args: Sequence = (), *, queue: str | None = None,
     not (the task raised before recording it, or the process is exiting); it must only touch a
     job that is still unfinished."""
     if not task.app.conf.task_always_eager:
-        task.apply_async(tuple(args), **({"queue": queue} if queue else {}))
+        task.apply_async(tuple(args))  # the queue comes from CELERY_TASK_ROUTES
         return None
     return _start(_run, (task, tuple(args), on_interrupted), f"job {task.name}{tuple(args)}",
                   on_interrupted)
 
 
-def run_each_outside_request(task, arg_lists: Sequence[Sequence], *,
-                             queue: str | None = None) -> threading.Thread | None:
+def run_each_outside_request(task, arg_lists: Sequence[Sequence]) -> threading.Thread | None:
     """Many jobs of one kind: with a broker one message each, which the workers share; without
     one, a single thread runs them in turn (pushing 1,000 instances starts one thread, not
     1,000). A failing job is logged and the rest go on; each job records its own outcome, and
@@ -53,7 +52,7 @@ def run_each_outside_request(task, arg_lists: Sequence[Sequence], *,
         return None
     if not task.app.conf.task_always_eager:
         for args in arg_lists:
-            task.apply_async(args, **({"queue": queue} if queue else {}))
+            task.apply_async(args)
         return None
     return _start(_run_each, (task, arg_lists), f"jobs {task.name} ×{len(arg_lists)}", None)
 

@@ -1,4 +1,4 @@
-"""Values a database column cannot hold, found before writing (issue #8).
+"""Values a database column cannot hold, found before writing.
 
 PostgreSQL refuses NUL (0x00) in text and jsonb and NaN/Infinity in jsonb, and no UTF-8
 database can store a lone surrogate (reachable through JSON escapes such as ``"\\ud800"``).

@@ -15,7 +15,7 @@ from annotation.models.engine import (
     Task,
     Worker,
 )
-from annotation.providers.models import (  # provider-side records (issue 7)
+from annotation.providers.models import (  # marketplace-side records, in the providers room
     Bonus,
     MarketplaceBatch,
     ProviderAction,

@@ -81,7 +81,7 @@ def mturk_task(request, task_uuid):
     return redirect(f"{url}?{external_query(assignment)}")
 
 
-# --- Prolific (issue 7): batch-level arrival, one task per session, completion redirect -----
+# --- Prolific: batch-level arrival, one task per session, completion redirect --------------
 PROLIFIC_DONE_SUFFIX = "/mturk/externalSubmit"
 
 

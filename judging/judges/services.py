@@ -213,9 +213,8 @@ def _claim_unit(run: JudgeRun) -> JudgeUnit | None:
 
     PostgreSQL: one statement (``_claim_statement``), so 32 lanes never queue on one row and a
     claim is one round trip. Kept as SQL because it pays: the ORM needs a transaction of a
-    locking SELECT and an UPDATE (four round trips), and ``bench/judge_run.py`` (800 calls,
-    interleaved runs) took a median 11.7 s that way against 9.5 s with this statement, its
-    re-run (every call cached) 16.8 s against 11.5 s. Elsewhere (SQLite, no row locks):
+    locking SELECT and an UPDATE (four round trips), measurably slower in ``bench/judge_run.py``
+    (figures in the commit that kept it). Elsewhere (SQLite, no row locks):
     the same claim through the ORM; write transactions run one at a time there
     (``transaction_mode IMMEDIATE``) and the row-count check covers any other database.
     """

@@ -42,10 +42,10 @@ def test_without_a_broker_many_jobs_run_in_turn_in_one_thread_past_a_failure():
     assert not task.queued
 
 
-def test_with_a_broker_each_job_is_its_own_message_on_the_named_queue():
+def test_with_a_broker_each_job_is_its_own_message():
     task = RecordingTask(eager=False)
-    assert background.run_each_outside_request(task, [(1,), (2,)], queue="pipeline") is None
-    assert task.queued == [((1,), {"queue": "pipeline"}), ((2,), {"queue": "pipeline"})]
+    assert background.run_each_outside_request(task, [(1,), (2,)]) is None
+    assert task.queued == [((1,), {}), ((2,), {})]
     assert not task.applied
 
 

@@ -58,9 +58,7 @@ class Command(BaseCommand):
 
     @staticmethod
     def _follow(run, bar):
-        from judging.judges.tasks import judge_run_dispatch
-
-        judge_run_dispatch.delay(run.pk)
+        """The service queued the run (``dispatch``); watch it until it ends."""
         while True:
             run.refresh_from_db()
             if bar:
@@ -89,7 +87,7 @@ class Command(BaseCommand):
                               f"estimated cost {e.cost}")
             return None
         run = judge_run_start(judge=judge, item_uuids=items, budget=opts["budget"],
-                              created_by="manage.py", dispatch=False)
+                              created_by="manage.py", dispatch=opts["celery"])
         self.stdout.write(f"run {run.uuid}: {run.units_total} units, estimated cost "
                           f"{run.estimated_cost}" + (f", budget {run.budget}" if run.budget
                                                      is not None else ""))
@@ -99,7 +97,7 @@ class Command(BaseCommand):
         run = JudgeRun.objects.filter(uuid=opts["resume"]).first()
         if run is None:
             raise CommandError(f"no run {opts['resume']}")
-        return judge_run_resume(run, budget=opts["budget"], dispatch=False)
+        return judge_run_resume(run, budget=opts["budget"], dispatch=opts["celery"])
 
     @staticmethod
     def _bar(run):

@@ -84,8 +84,10 @@ def test_ablation_round_trip_through_the_commands(server, tmp_path):
         _call("import_ablation", str(bad), "--model", "Model Y")
 
 
+@pytest.mark.django_db(transaction=True)
 def test_celery_fan_out_runs_the_lanes(server):
-    """Eager Celery in tests: dispatch starts judge.concurrency lane tasks that drain the run."""
+    """--celery: the service queues the run after commit (eager Celery in tests: a background
+    thread), dispatch starts judge.concurrency lane tasks that drain it, the command follows."""
     m1, m2 = make_models("m1", "m2")
     for _ in range(3):
         make_comparison(m1, m2)
