@@ -38,9 +38,13 @@ $(NLTK_DATA)/corpora/wordnet/lexnames:
 test: install wordnet
 	@scripts/run_tests.sh
 
+# ruff and the suite without `slow` tests, on SQLite: no PostgreSQL or Redis needed (the tests
+# that need them skip, saying so). Browser tests are left to `make test` as well: on SQLite's
+# shared in-memory test database the live server's threads can find a table locked by another
+# request ("database table is locked") instead of waiting. `make test` still runs every test.
 test-fast: install wordnet
 	$(VENV)/bin/ruff check .
-	TEST_DATABASE_URL= $(PY) -m pytest -q -p no:cacheprovider -m "not slow"
+	TEST_DATABASE_URL= TEST_REDIS_URL= $(PY) -m pytest -q -p no:cacheprovider -m "not slow and not browser"
 
 demo: install wordnet
 	@scripts/demo.sh

@@ -8,6 +8,18 @@ from tests.support.migrations import back_to_latest  # noqa: F401 (a fixture for
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API + live_server
 
 
+def pytest_collection_modifyitems(config, items):
+    """``postgres`` tests skip, saying why, when the suite runs on SQLite (``make test-fast``)."""
+    from django.db import connections
+
+    if connections["default"].vendor == "postgresql":
+        return
+    skip = pytest.mark.skip(reason="needs PostgreSQL (TEST_DATABASE_URL; `make test` starts one)")
+    for item in items:
+        if item.get_closest_marker("postgres"):
+            item.add_marker(skip)
+
+
 def _user(django_user_model, username, *, groups=(), staff=False):
     from django.contrib.auth.models import Group
 

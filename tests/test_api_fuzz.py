@@ -142,6 +142,7 @@ def _examples(role: str):
     return examples
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("role", ["admin", "annotator"])
 def test_fuzzing_the_api_finds_no_server_error(fuzz_world, role):
     with loopback_only() as outbound, in_process_app() as app:

@@ -38,9 +38,14 @@ def held(monkeypatch):
 
 
 def _finished(model, uuid, timeout=60.0):
-    """Poll a job's row until it is done or failed (SQLite's shared in-memory test database
-    may briefly refuse a read while the job's thread writes)."""
+    """Wait for the job's thread, then read its row (SQLite's shared in-memory test database
+    refuses a read, "table is locked", while another connection writes; the poll covers a job
+    that a broker's worker would run)."""
     import time
+
+    from annotation.core.background import wait_for_jobs
+
+    wait_for_jobs(timeout)
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -118,7 +123,7 @@ def test_a_failed_or_interrupted_job_records_why(analyst, study, held, monkeypat
         raise RuntimeError("the metric server went away")
 
     held.set()
-    monkeypatch.setattr("agreement.services.reports.build_report_data", boom)
+    monkeypatch.setattr("agreement.reports.assemble.build_report_data", boom)
     client = _api(analyst)
     failing = client.post("/api/agreement/reports/", BODY, format="json").json()["uuid"]
     report = _finished(Report, failing)
@@ -146,8 +151,9 @@ def test_pages(analyst_client, alice_client, study, held):
     assert resp.status_code == 302  # at once: the build is held
     waiting = analyst_client.get(resp["Location"]).content.decode()
     assert 'id="waiting"' in waiting and 'http-equiv="refresh"' in waiting
+    report_uuid = Report.objects.get().uuid  # read before the build starts writing
     held.set()
-    report = _finished(Report, Report.objects.get().uuid)
+    report = _finished(Report, report_uuid)
     page = analyst_client.get(resp["Location"]).content.decode()
     assert 'id="waiting"' not in page
     assert "&lt;b&gt;mine&lt;/b&gt;" in page and "<b>mine</b>" not in page

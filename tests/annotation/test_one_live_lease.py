@@ -157,6 +157,7 @@ except Exception as exc:
 """
 
 
+@pytest.mark.slow
 def test_concurrent_claims_by_one_worker_on_sqlite_leave_one_live_lease(tmp_path):
     """SQLite: real processes on a file copy of the test database (the test database is
     in memory, where connections cannot wait for each other's locks)."""

@@ -38,7 +38,7 @@ from tests.judging.judges.conftest import (
 from tests.support.fake_openai import FakeOpenAIServer
 from tests.support.sockets import socket_owners
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 ROOT = Path(__file__).resolve().parents[2]
 CELERY = ROOT / ".venv" / "bin" / "celery"

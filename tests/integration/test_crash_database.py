@@ -1,4 +1,5 @@
-"""Crash test: the database goes down and comes back while annotators submit (issue 8).
+"""Crash test: the database goes down and comes back while annotators submit: a database
+restart or failover may cost workers a retry, never a lost or doubled submission.
 
 The test starts its OWN throw-away PostgreSQL cluster (never the shared test server), points a
 real gunicorn (config/gunicorn.py, 3 sync workers, persistent connections) at it, runs simulated
@@ -60,6 +61,7 @@ def postgres():
 
 
 @pytest.mark.postgres
+@pytest.mark.slow
 def test_database_restart_under_load(postgres, tmp_path):
     database = postgres.url("crash")
     home_needs_db = "/"  # the annotator dashboard reads the worker and open batches

@@ -1,4 +1,6 @@
-"""Crash test: gunicorn workers are SIGKILLed while annotators submit (issue 8).
+"""Crash test: gunicorn workers are SIGKILLed while annotators submit: a worker
+can die at any moment (OOM killer, timeout, deploy), and no acknowledged submission may be lost
+or doubled.
 
 Real gunicorn (config/gunicorn.py, 3 sync workers) on its own PostgreSQL database; simulated
 annotators over HTTP claim and submit; the test kills workers with SIGKILL:
@@ -33,7 +35,7 @@ from tests.support.http_load import (
     until,
 )
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 WORKERS = 3
 ANNOTATORS = 8
