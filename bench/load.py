@@ -159,6 +159,29 @@ def _pct(values, q):
     return values[min(len(values) - 1, int(q * len(values)))] * 1000 if values else float("nan")
 
 
+def _wait_for_workers(master: int, expected: int, base: str, timeout: float = 60.0) -> None:
+    """Start the annotators only when every worker is up and has answered: the production
+    settings (config/gunicorn.py, application preloaded) with all workers forked, so the
+    figures are the steady state's, not one worker serving while the others start."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+        except OSError:
+            children = []
+        if len(children) >= expected:
+            break
+        time.sleep(0.05)
+    for _ in range(int(timeout * 10)):
+        try:
+            for _ in range(expected * 4):  # a few requests each, spread by the kernel
+                httpx.get(base + "/accounts/login/", timeout=5)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise RuntimeError("gunicorn did not answer")
+
+
 def run(workers: int, tasks: int, n: int, gunicorn_workers: int, think: float = 0.0,
         rate: float = 0.0, warmup: float = 2.0) -> dict:
     """One run; ``rate`` > 0 paces the annotators to that many submissions/s in total.
@@ -169,17 +192,13 @@ def run(workers: int, tasks: int, n: int, gunicorn_workers: int, think: float = 
     batch_uuid, sessions = _prepare(env, workers, tasks, n)
     port = _free_port()
     server = subprocess.Popen(
-        [str(ROOT / ".venv/bin/gunicorn"), "config.wsgi", "-b", f"127.0.0.1:{port}",
-         "-w", str(gunicorn_workers), "--log-level", "warning", "--no-control-socket"],
+        [str(ROOT / ".venv/bin/gunicorn"), "-c", str(ROOT / "config/gunicorn.py"), "config.wsgi",
+         "-b", f"127.0.0.1:{port}", "-w", str(gunicorn_workers), "--log-level", "warning",
+         "--access-logfile", "/dev/null"],
         cwd=ROOT, env=env)
     try:
         base = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                httpx.get(base + "/accounts/login/", timeout=1)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.1)
+        _wait_for_workers(server.pid, gunicorn_workers, base)
         log = _Log()
 
         async def main():

@@ -39,8 +39,6 @@ from dataclasses import dataclass
 from operator import itemgetter
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import connected_components
 
 INIT, SCALE, BASE, K = 1000.0, 400.0, 10.0, 4.0
 RIDGE = 1e-6
@@ -287,6 +285,9 @@ def _check_identifiable(models, wins, ties):
     Zermelo/Ford: the BT MLE exists iff the "beat or tied" graph is strongly connected.
     """
     w = wins + 0.5 * ties
+    from scipy.sparse import csr_matrix  # here, not at import: web workers boot without scipy
+    from scipy.sparse.csgraph import connected_components
+
     weak, _ = connected_components(csr_matrix(w + w.T > 0), directed=False)
     strong, _ = connected_components(csr_matrix(w > 0), directed=True, connection="strong")
     if weak > 1:

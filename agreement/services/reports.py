@@ -17,11 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..models import Report, ReportFile
-from ..reports.assemble import build_report_data
-from ..reports.html import render_html
 from ..reports.params import ReportParams
-from ..reports.plots import render_all
-from ..reports.tables import all_tables, to_csv
 from .metric_scores import metric_scores_ensure
 
 log = logging.getLogger(__name__)
@@ -54,6 +50,8 @@ def report_start(params: dict, *, title: str = "", created_by: str = "") -> Repo
 def report_data_compute(params: ReportParams) -> tuple[dict, dict]:
     """(report dict, plot inputs) for ``params``: the metrics' scores from the cache, scoring
     and caching what is missing, then every section computed from the database as it is."""
+    from ..reports.assemble import build_report_data  # SciPy & co. load in the job, not at boot
+
     metric_summary: dict[str, dict] = {}
     metric_scores: dict[str, dict[int, float]] = {}
     if params.metrics:
@@ -64,6 +62,10 @@ def report_data_compute(params: ReportParams) -> tuple[dict, dict]:
 
 def report_artifacts(data: dict, extra: dict, title: str) -> dict[str, bytes]:
     """Every file of a report: report.json, report.html, one CSV per table, PNG + SVG plots."""
+    from ..reports.html import render_html  # matplotlib loads in the job, not at boot
+    from ..reports.plots import render_all
+    from ..reports.tables import all_tables, to_csv
+
     plots = render_all(data, extra)
     files = {"report.json": json.dumps(data, indent=1, ensure_ascii=False).encode()}
     files["report.html"] = render_html(data, plots, title).encode()
