@@ -140,7 +140,8 @@ class QualificationGrantAdmin(admin.ModelAdmin):
     @admin.action(description="Revoke (pushed to the marketplace with the next push)")
     def revoke(self, request, queryset):
         revoked = sum(qualification_revoke(qualification=grant.qualification, worker=grant.worker)
-                      for grant in queryset.filter(revoked=False))
+                      for grant in queryset.filter(revoked=False)
+                      .select_related("qualification", "worker"))
         self.message_user(request, f"Revoked {revoked} grant(s).")
 
 

@@ -105,8 +105,8 @@ def comparisons_sample_active(*, budget: int | None, models: list[str] | None = 
     made = []
     for a, b in pairs:
         instance_id = free[(a, b)].pop()
-        made.append(comparison_new(instance_id, slots[instance_id][ids[a]], slots[instance_id][ids[b]],
-                          rnd, ACTIVE))
+        made.append(comparison_new(instance_id, slots[instance_id][ids[a]],
+                                   slots[instance_id][ids[b]], rnd, ACTIVE))
     return Comparison.objects.bulk_create(made)
 
 

@@ -124,8 +124,8 @@ def comparisons_sample(*, mode: str = "uniform", tuples: int | None = 1000,
         for instance_id, by_model in sorted(slots.items()):
             others = sorted(m for m in by_model if m != new.pk and (allowed is None or m in allowed))
             if new.pk in by_model and others:
-                made.append(comparison_new(instance_id, by_model[new.pk], by_model[rnd.choice(others)],
-                                  rnd, mode))
+                made.append(comparison_new(instance_id, by_model[new.pk],
+                                           by_model[rnd.choice(others)], rnd, mode))
         if not made:
             raise SamplingError(f"{new_model!r} shares no instance with another model")
         if limit is not None and limit < len(made):
