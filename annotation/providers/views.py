@@ -19,13 +19,16 @@ from django.views.decorators.http import require_POST
 
 from annotation.core.middleware import allow_marketplace_framing
 from annotation.core.permissions import public
-from annotation.engine.services.claims import task_claim_specific
 from annotation.engine.services.errors import AssignmentConflict, NotEligible
-from annotation.engine.services.workers import worker_for_external
 from annotation.engine.views import MTURK_SUBMIT_HOSTS, external_query, render_task
 from annotation.models import Assignment, Batch, Task, Worker
-from annotation.providers.selectors import published_hit
-from annotation.providers.services import StudyNotPublished, config_for, prolific_arrival_claim
+from annotation.providers.services import (
+    HitNotPublished,
+    StudyNotPublished,
+    config_for,
+    mturk_arrival_claim,
+    prolific_arrival_claim,
+)
 
 # Marketplace ids are short alphanumeric strings (MTurk: A1B2…; Prolific: 24 hex digits).
 MARKETPLACE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
@@ -64,15 +67,11 @@ def mturk_task(request, task_uuid):
         return _framed(HttpResponseBadRequest(f"{bad}: missing or not a Mechanical Turk id"))
     if submit_to.rstrip("/") not in MTURK_SUBMIT_HOSTS:
         return _framed(HttpResponseBadRequest("turkSubmitTo is not a Mechanical Turk address"))
-    if not published_hit(task, Worker.Provider.MTURK, ids["hitId"]):
-        return _refused(request, task.batch, "This HIT was not published for this task.")
-    worker = worker_for_external(Worker.Provider.MTURK, ids["workerId"])
     try:
-        assignment = task_claim_specific(
-            task=task, worker=worker, provider_assignment_id=ids["assignmentId"],
-            provider_hit_id=ids["hitId"], submit_to=submit_to,
-        )
-    except (AssignmentConflict, NotEligible) as exc:
+        assignment = mturk_arrival_claim(task=task, worker_id=ids["workerId"],
+                                         assignment_id=ids["assignmentId"], hit_id=ids["hitId"],
+                                         submit_to=submit_to)
+    except (HitNotPublished, AssignmentConflict, NotEligible) as exc:
         return _refused(request, task.batch, exc)
     if assignment is None:
         return _framed(render(request, "annotation/batch_done.html", {"batch": task.batch},

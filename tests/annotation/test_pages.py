@@ -236,3 +236,18 @@ def test_marketplace_pages_after_skip_and_refusal_can_be_framed(client):
     refused = _arrive(client, batch.tasks.get(), assignmentId="ASG9", workerId="W9",
                       hitId="3HITX")
     assert refused.status_code == 403 and "X-Frame-Options" not in refused.headers
+
+
+def test_a_refused_mturk_claim_leaves_no_worker_row(client):
+    """The claim's refusals (a paused batch, an assignment id of someone else's) roll the
+    worker row back with them: the arrival is one transaction, like Prolific's."""
+    batch = make_batch(1, n=2)
+    publish_on_mturk(batch)
+    task = batch.tasks.get()
+    assert _arrive(client, task).status_code == 302  # W1 holds ASG1
+    assert _arrive(client, task, workerId="W2").status_code == 403  # ASG1 is not W2's
+    batch.status = "paused"
+    batch.save(update_fields=["status"])
+    assert _arrive(client, task, workerId="W3", assignmentId="ASG3").status_code == 403
+    assert set(Worker.objects.values_list("external_id", flat=True)) == {"W1"}
+    assert Assignment.objects.count() == 1

@@ -8,7 +8,12 @@ Rules every function here keeps:
   an interrupted run resumes without publishing or paying twice;
 - launches and bonuses pass the budget guard first; every call is logged in ``ProviderAction``.
 """
-from .arrivals import StudyNotPublished, prolific_arrival_claim
+from .arrivals import (
+    HitNotPublished,
+    StudyNotPublished,
+    mturk_arrival_claim,
+    prolific_arrival_claim,
+)
 from .bonuses import BonusRow, bonus_rows_parse, bonus_token, worker_bonus
 from .common import (
     LaunchIncomplete,
@@ -28,6 +33,8 @@ from .workers import (
 )
 
 __all__ = [
+    "HitNotPublished",
+    "mturk_arrival_claim",
     "BonusRow",
     "LaunchIncomplete",
     "LaunchReport",
