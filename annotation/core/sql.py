@@ -41,6 +41,13 @@ from django.db import (
 from annotation.models import Assignment, Batch, Task, Worker
 
 
+def savepoint_if_nested(using: str = "default"):
+    """A savepoint inside a caller's transaction, nothing in autocommit: a statement that may
+    be refused (a unique key taken) must not abort the caller's transaction, and on its own it
+    is already atomic (no BEGIN/COMMIT round trips for it)."""
+    return transaction.atomic(using=using) if connections[using].in_atomic_block else nullcontext()
+
+
 def _literal(value: str) -> str:
     """A string constant as SQL; only for identifier-like enum values (no quoting needed)."""
     if not value.isidentifier():
@@ -264,7 +271,7 @@ def claim_next_task(assignment: Assignment) -> Assignment | None:
         fields, slot, sql = _claim_statement()
         values = [f.get_db_prep_save(f.pre_save(assignment, True), connection)
                   for f in fields if f.name != "task"]
-        with transaction.atomic() if connection.in_atomic_block else nullcontext():
+        with savepoint_if_nested():
             row = _fetch_one(sql, [batch_id, worker_id, *values])
         if row is None:
             return None

@@ -22,13 +22,12 @@ import os
 import threading
 import time
 import uuid
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -40,6 +39,7 @@ from annotation.core.clients.llm import (
     multimodal_message,
 )
 from annotation.core.rate_limit import rate_limiter
+from annotation.core.sql import savepoint_if_nested
 from judging.parsers import (
     parse_direct_grade,
     parse_extraction,
@@ -199,9 +199,8 @@ def _insert_claimed(call: JudgeCall) -> bool:
     """
     # In autocommit (a lane) the INSERT is its own transaction; inside a caller's transaction
     # a savepoint keeps a taken key from aborting it.
-    guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
     try:
-        with guard:
+        with savepoint_if_nested():
             call.save(force_insert=True)
     except IntegrityError:
         if JudgeCall.objects.filter(idempotency_key=call.idempotency_key).exists():
