@@ -199,6 +199,7 @@ CELERY_TASK_ROUTES = {
     "judging.judges.*": {"queue": "judges"},
     "agreement.tasks.*": {"queue": "metrics"},
     "annotation.providers.tasks.*": {"queue": "providers"},
+    "annotation.webhooks.*": {"queue": "providers"},  # outbound calls, like the marketplaces'
 }
 CELERY_BEAT_SCHEDULE = {
     "expire-leases": {"task": "annotation.tasks.expire_leases", "schedule": 60.0},
@@ -304,8 +305,14 @@ PROLIFIC_MAX_ATTEMPTS = env_int("PROLIFIC_MAX_ATTEMPTS", 4)  # idempotent calls 
 PROVIDER_SYNC_SECONDS = env_float("PROVIDER_SYNC_SECONDS", 300.0)
 CELERY_IMPORTS = [
     "annotation.engine.tasks", "annotation.providers.tasks", "annotation.pipeline.tasks",
-    "judging.judges.tasks",
+    "judging.judges.tasks", "annotation.webhooks.tasks",
 ]
+CELERY_BEAT_SCHEDULE["webhooks-retry"] = {"task": "annotation.webhooks.retry_due", "schedule": 30.0}
+# --- Webhooks: signed event notifications (secrets named per endpoint, read from the environment)
+WEBHOOK_TIMEOUT = env_float("WEBHOOK_TIMEOUT", 10.0)
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 8)  # 30 s … 6 h apart: about a day
+# Test-only, like IMAGE_FETCH_ALLOW_LOOPBACK: receivers on this machine; never from the environment.
+WEBHOOK_ALLOW_LOOPBACK = False
 CELERY_BEAT_SCHEDULE["provider-sync"] = {
     "task": "annotation.providers.tasks.sync_all", "schedule": PROVIDER_SYNC_SECONDS,
 }

@@ -4,6 +4,7 @@ import os
 import pytest
 
 from tests.support.migrations import back_to_latest  # noqa: F401 (a fixture for data-migration tests)
+from tests.support.webhook_receiver import receiver_factory  # noqa: F401 (a loopback receiver)
 
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")  # Playwright's sync API + live_server
 

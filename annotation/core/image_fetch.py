@@ -155,6 +155,19 @@ def _resolve(host: str, port: int, allow_loopback: bool) -> list[str]:
     return addresses
 
 
+def vetted_target(url: str, *, allow_loopback: bool = False) -> tuple[_Target, list[str]]:
+    """``url`` parsed and its host resolved once, refused (``ImageFetchError``) unless every
+    address is public: other outbound requests (webhooks) follow the same rule and send to the
+    returned addresses with ``target.pinned_url(ip)``, as the image fetch does."""
+    target = _parse_url(url)
+    return target, _resolve(target.host, target.port, allow_loopback)
+
+
+def tls_context():
+    """The verified TLS context pinned requests use (``sni_hostname`` names the real host)."""
+    return _ssl_context()
+
+
 # --------------------------------------------------------------------------
 # Fetching
 # --------------------------------------------------------------------------

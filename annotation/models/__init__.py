@@ -24,6 +24,7 @@ from annotation.providers.models import (  # marketplace-side records, in the pr
     ProviderSubmission,
     QualificationPush,
 )
+from annotation.webhooks.models import WebhookDelivery, WebhookEndpoint
 
 __all__ = [
     "Assignment",
@@ -45,4 +46,6 @@ __all__ = [
     "ProviderHit",
     "ProviderSubmission",
     "QualificationPush",
+    "WebhookDelivery",
+    "WebhookEndpoint",
 ]

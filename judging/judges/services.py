@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from annotation.core.background import run_outside_request
 from annotation.models import Instance
+from annotation.webhooks.services import webhook_emit
 from judging.parsers import combine_orderings
 
 from ..models import Comparison, Judgment, Response
@@ -401,8 +402,19 @@ def _maybe_finish(run: JudgeRun) -> None:
     open_units = run.units.filter(status__in=[JudgeUnit.Status.PENDING,
                                               JudgeUnit.Status.RUNNING])
     if not open_units.exists():
-        JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).update(
+        finished = JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).update(
             status=JudgeRun.Status.DONE, finished_at=timezone.now())
+        if finished:  # the one lane whose update finished the run tells the subscribers
+            _announce_done(run.pk)
+
+
+def _announce_done(run_id: int) -> None:
+    run = JudgeRun.objects.select_related("judge").get(pk=run_id)
+    webhook_emit("judge_run.done", {
+        "run": run.uuid, "judge": run.judge.name, "status": run.status,
+        "units_total": run.units_total, "units_done": run.units_done,
+        "units_failed": run.units_failed, "cost": str(run.cost),
+        "finished_at": run.finished_at})
 
 
 def judge_run_execute(run: JudgeRun, *, concurrency: int | None = None, processes: int = 1,
