@@ -20,6 +20,7 @@ What holds for every row written:
 """
 from collections.abc import Iterable
 from datetime import datetime
+from uuid import UUID
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
@@ -43,7 +44,7 @@ def _judgment(*, source: str, annotator: str, kind: str = Judgment.Kind.PAIRWISE
               meta: dict | None = None, worker=None, assignment=None,
               template_version: str = "", prompt_hash: str = "", import_file: str = "",
               imported_at: datetime | None = None,
-              created_at: datetime | None = None) -> Judgment:
+              created_at: datetime | None = None, uuid: UUID | None = None) -> Judgment:
     """One row, checked (ValidationError) and cut to its columns; not saved."""
     if not source or not annotator:
         raise ValidationError("a judgment names its source and annotator")
@@ -64,7 +65,8 @@ def _judgment(*, source: str, annotator: str, kind: str = Judgment.Kind.PAIRWISE
         worker=worker, assignment=assignment,
         template_version=template_version[:_limit("template_version")],
         prompt_hash=prompt_hash, import_file=import_file[-_limit("import_file"):],
-        imported_at=imported_at, created_at=created_at or timezone.now())
+        imported_at=imported_at, created_at=created_at or timezone.now(),
+        **({"uuid": uuid} if uuid is not None else {}))  # a dataset import keeps its ids
 
 
 def judgment_record(**fields) -> Judgment:

@@ -1,0 +1,190 @@
+"""Read a study dataset (``judging.dataset.export``) back into a database, atomically.
+
+Every file must carry the columns of its schema; every reference (a response's instance, a
+comparison's responses, a judgment's comparison or response) must resolve to a row of the
+dataset or of this database. A bad row raises ``ImportFailed`` naming the file and row, and
+nothing is written. Rows whose uuid is already here are skipped (the database wins), so
+importing the same dataset twice adds nothing. Judgments go through the one judgment writer.
+"""
+from __future__ import annotations
+
+import io
+import json
+import uuid as uuidlib
+from pathlib import Path
+
+import pyarrow.parquet as pq
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from annotation.content.imports.common import ImportFailed
+from annotation.content.imports.jsonl_dump import import_jsonl_dump
+from annotation.models import Instance
+from judging.dataset.export import FILES
+from judging.dataset.schema import TABLES
+from judging.models import Comparison, EvalModel, Judgment, Response
+from judging.services.judgments.record import judgments_record
+
+
+def _read(folder: Path, table: str) -> list[dict]:
+    path = folder / f"{table}.parquet"
+    if not path.is_file():
+        raise ImportFailed(f"{path.name}: missing from {folder}")
+    try:
+        data = pq.read_table(path)
+    except Exception as exc:  # pyarrow raises several unrelated types for a broken file
+        raise ImportFailed(f"{path.name}: not a readable Parquet file ({exc})") from exc
+    missing = [c.name for c in TABLES[table] if c.name not in data.column_names]
+    if missing:
+        raise ImportFailed(f"{path.name}: missing column(s) {', '.join(missing)}")
+    return data.to_pylist()
+
+
+def _uuid(value, where: str) -> uuidlib.UUID:
+    try:
+        return uuidlib.UUID(str(value))
+    except ValueError:
+        raise ImportFailed(f"{where}: {value!r} is not a uuid") from None
+
+
+def _json(value, where: str, column: str):
+    try:
+        return json.loads(value) if value is not None else None
+    except (TypeError, ValueError):
+        raise ImportFailed(f"{where}: {column} is not JSON text") from None
+
+
+def _instances_jsonl(rows: list[dict]) -> bytes:
+    lines = []
+    for n, row in enumerate(rows, start=1):
+        where = f"instances.parquet row {n}"
+        record = dict(row)
+        for key in ("family", "reference_meta", "extra"):
+            record[key] = _json(record[key], where, key)
+        record["turns"] = [{**t, "focus_points": _json(t["focus_points"], where, "focus_points")}
+                           for t in record["turns"] or []]
+        record["images"] = list(record["images"] or [])
+        record["rubrics"] = list(record["rubrics"] or [])
+        lines.append(json.dumps(record, ensure_ascii=False))
+    return ("\n".join(lines) + "\n").encode() if lines else b""
+
+
+def _lookup(model_or_queryset, uuids: set) -> dict:
+    """uuid → row, a query per 5,000 uuids (the parameter limit)."""
+    queryset = getattr(model_or_queryset, "objects", model_or_queryset)
+    out, ids = {}, list(uuids)
+    for start in range(0, len(ids), 5000):
+        out.update(queryset.in_bulk(ids[start:start + 5000], field_name="uuid"))
+    return out
+
+
+def _models(rows: list[dict]) -> tuple[dict[str, EvalModel], int]:
+    created = 0
+    for n, row in enumerate(rows, start=1):
+        if not row["name"]:
+            raise ImportFailed(f"models.parquet row {n}: a model needs a name")
+        present = EvalModel.objects.filter(name=row["name"]).first()
+        if present is None:
+            model = EvalModel(**{k: row[k] or "" for k in ("name", "version", "family", "notes")},
+                              is_reference=bool(row["is_reference"]))
+            try:
+                model.full_clean()
+                model.save()
+                created += 1
+            except ValidationError as exc:
+                raise ImportFailed(f"models.parquet row {n}: {'; '.join(exc.messages)}") from exc
+    return {m.name: m for m in EvalModel.objects.all()}, created
+
+
+def _responses(rows: list[dict], models: dict) -> int:
+    instances = _lookup(Instance, {_uuid(r["instance"], "responses.parquet") for r in rows})
+    present = _lookup(Response, {_uuid(r["uuid"], "responses.parquet") for r in rows})
+    new = []
+    for n, row in enumerate(rows, start=1):
+        where = f"responses.parquet row {n}"
+        key = _uuid(row["uuid"], where)
+        if key in present:
+            continue
+        instance = instances.get(_uuid(row["instance"], where))
+        model = models.get(row["model"])
+        if instance is None or model is None:
+            raise ImportFailed(f"{where}: unknown {'instance' if instance is None else 'model'}")
+        if row["condition"] not in Response.Condition.values or not 0 <= (row["turn"] or 0) <= 3:
+            raise ImportFailed(f"{where}: bad condition {row['condition']!r} or turn")
+        new.append(Response(uuid=key, instance=instance, model=model, turn=row["turn"] or 0,
+                            condition=row["condition"], text=row["text"] or ""))
+    Response.objects.bulk_create(new, batch_size=5000)
+    return len(new)
+
+
+def _comparisons(rows: list[dict]) -> int:
+    refs = {_uuid(r[c], "comparisons.parquet") for r in rows for c in ("response_a", "response_b")}
+    responses = _lookup(Response.objects.select_related("instance"), refs)
+    present = _lookup(Comparison, {_uuid(r["uuid"], "comparisons.parquet") for r in rows})
+    new = []
+    for n, row in enumerate(rows, start=1):
+        where = f"comparisons.parquet row {n}"
+        key = _uuid(row["uuid"], where)
+        if key in present:
+            continue
+        a, b = (responses.get(_uuid(row[c], where)) for c in ("response_a", "response_b"))
+        if a is None or b is None or a.instance_id != b.instance_id or \
+                str(a.instance.uuid) != str(row["instance"]):
+            raise ImportFailed(f"{where}: its responses are unknown or not of its instance")
+        new.append(Comparison(uuid=key, instance_id=a.instance_id, response_a=a, response_b=b,
+                              swapped=bool(row["swapped"]), sampling=row["sampling"] or "",
+                              gold_choice=row["gold_choice"] or ""))
+    Comparison.objects.bulk_create(new, batch_size=5000)
+    return len(new)
+
+
+def _judgments(rows: list[dict]) -> int:
+    def ids(column):
+        return {_uuid(r[column], "judgments.parquet") for r in rows if r[column]}
+
+    comparisons, responses = _lookup(Comparison, ids("comparison")), _lookup(Response, ids("response"))
+    present = _lookup(Judgment, ids("uuid"))
+    new = []
+    for n, row in enumerate(rows, start=1):
+        where = f"judgments.parquet row {n}"
+        key = _uuid(row["uuid"], where)
+        if key in present:
+            continue
+        on = {}
+        if row["comparison"]:
+            on["comparison"] = comparisons.get(_uuid(row["comparison"], where))
+        if row["response"]:
+            on["response"] = responses.get(_uuid(row["response"], where))
+        if not on or None in on.values():
+            raise ImportFailed(f"{where}: its comparison or response is unknown")
+        if row["kind"] not in Judgment.Kind.values or \
+                row["choice"] not in ("", *Judgment.Choice.values):
+            raise ImportFailed(f"{where}: bad kind {row['kind']!r} or choice {row['choice']!r}")
+        new.append({**on, "uuid": key, "source": row["source"], "annotator": row["annotator"],
+                    "kind": row["kind"], "choice": row["choice"] or "", "score": row["score"],
+                    "feedback": row["feedback"] or "", "turn": row["turn"] or "",
+                    "meta": _json(row["meta"], where, "meta") or {},
+                    "template_version": row["template_version"] or "",
+                    "prompt_hash": row["prompt_hash"] or "", "created_at": row["created_at"]})
+    for start in range(0, len(new), 5000):
+        chunk = new[start:start + 5000]
+        try:
+            judgments_record(chunk)
+        except ValidationError as exc:
+            raise ImportFailed(f"judgments.parquet rows {start + 1}–{start + len(chunk)}: "
+                               f"{'; '.join(exc.messages)}") from exc
+    return len(new)
+
+
+def dataset_import(folder: str | Path) -> dict[str, int]:
+    """Import every table of the dataset in ``folder``; returns rows added per table."""
+    folder = Path(folder)
+    tables = {table: _read(folder, table) for table in FILES}  # all files checked first
+    with transaction.atomic():
+        dump = _instances_jsonl(tables["instances"])
+        created = import_jsonl_dump(io.BytesIO(dump)).created if dump else 0
+        models, models_created = _models(tables["models"])
+        return {"instances": created, "models": models_created,
+                "responses": _responses(tables["responses"], models),
+                "comparisons": _comparisons(tables["comparisons"]),
+                "judgments": _judgments(tables["judgments"])}

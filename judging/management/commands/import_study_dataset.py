@@ -1,0 +1,21 @@
+"""python manage.py import_study_dataset DIR — the Parquet dataset back in, all or nothing."""
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.content.imports.common import ImportFailed
+from judging.dataset.imports import dataset_import
+
+
+class Command(BaseCommand):
+    help = "Import a study dataset written by export_study_dataset (rows already here are kept)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("folder", type=Path)
+
+    def handle(self, *args, folder, **opts):
+        try:
+            added = dataset_import(folder)
+        except ImportFailed as exc:
+            raise CommandError(f"nothing imported: {'; '.join(exc.messages)}") from exc
+        self.stdout.write("added " + ", ".join(f"{n:,} {t}" for t, n in added.items()))
