@@ -28,6 +28,8 @@ from pathlib import Path
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
+from agreement import bertscore_engine  # noqa: E402  (imports torch only when it scores)
+
 PROJECT_DIR = Path(__file__).resolve().parents[1]
 DEFAULT_NLTK_DATA = PROJECT_DIR / "var" / "nltk_data"  # where `make wordnet` puts it
 
@@ -526,7 +528,8 @@ def bertscore(
     batch_size: int = 64,
 ) -> list[float]:
     """BERTScore F1 (no idf, no baseline rescaling; best reference), ``bertscore_settings``
-    describes it; the scorer is loaded once per model."""
+    describes it; the scorer is loaded once per model and process, pairs are batched by
+    length and their values cached (``agreement.bertscore_engine``)."""
     _check(candidates, references)
     if not candidates:
         return []
@@ -545,13 +548,21 @@ def bertscore(
             keep.append(i)
     out = [0.0] * len(candidates)
     if keep:
-        if not all(isinstance(r, str) for r in refs):
-            refs = [_ref_list(r) for r in refs]  # bert_score wants all-str or all-lists
+        # Several references: bert_score scores each and keeps the best; so do we.
+        flat_c, flat_r, owner = [], [], []
+        for k, (cand, ref) in enumerate(zip(cands, refs, strict=True)):
+            for r in ([ref] if isinstance(ref, str) else ref):
+                flat_c.append(cand)
+                flat_r.append(r)
+                owner.append(k)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            _, _, f1 = scorer.score(cands, refs)
-        for i, f in zip(keep, f1.tolist(), strict=True):
-            out[i] = float(f)
+            f1 = bertscore_engine.f1_scores(scorer, (model_type, num_layers), flat_c, flat_r)
+        best = [float("-inf")] * len(keep)
+        for k, f in zip(owner, f1, strict=True):
+            best[k] = max(best[k], f)
+        for i, f in zip(keep, best, strict=True):
+            out[i] = f
     return out
 
 

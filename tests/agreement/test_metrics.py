@@ -315,3 +315,34 @@ def test_install_script_lays_out_wordnet_idempotently(tmp_path):
     again = subprocess.run(["bash", str(script), str(tmp_path)], capture_output=True, text=True)
     assert again.returncode == 0 and "up to date" in again.stdout
     assert filecmp.cmp(wn / "data.noun", "/usr/share/wordnet/data.noun", shallow=False)
+
+
+def test_bertscore_equals_bert_score_per_pair_and_is_cached(no_network, monkeypatch):
+    """Our length-batched BERTScore gives bert_score's value for each pair scored alone, on
+    real mixed-length answers; a repeated call is served from the cache."""
+    from pathlib import Path
+
+    from agreement import bertscore_engine
+
+    data = Path(__file__).resolve().parents[3] / "shared/data/visit_bench/visit_bench_multi_images.csv"
+    if not data.exists():
+        pytest.skip("../shared/data is absent")
+    import csv
+
+    rows = [r for r in csv.DictReader(data.open(encoding="utf-8"))
+            if r["gpt4_prediction"].strip() and r["reference_output"].strip()][:12]
+    cands = [r["gpt4_prediction"] for r in rows]
+    refs = [[r["reference_output"], r["gpt4_prediction"][:60]] for r in rows]  # two references
+    model, layers = metrics.resolve_bert_model(metrics.FALLBACK_BERT_MODEL)
+    scorer = metrics._bert_scorer(model, layers, 64)
+    bertscore_engine.cache_clear()
+    ours = metrics.bertscore(cands, refs, model=metrics.FALLBACK_BERT_MODEL)
+    alone = [max(float(scorer.score([c], [r])[2]) for r in rs) for c, rs in zip(cands, refs,
+                                                                              strict=True)]
+    assert max(abs(a - b) for a, b in zip(ours, alone, strict=True)) < 1e-5
+    assert len({round(v, 4) for v in ours}) > 6  # real, differing values
+    calls = []
+    original = bertscore_engine._embed
+    monkeypatch.setattr(bertscore_engine, "_embed", lambda *a: calls.append(a) or original(*a))
+    assert metrics.bertscore(cands, refs, model=metrics.FALLBACK_BERT_MODEL) == ours
+    assert calls == []  # nothing embedded again
