@@ -1,6 +1,20 @@
+"""Admin for the agreement app: cached scores, and the background jobs (metric runs, reports)
+read-only, with their progress and, for a failed one, why (escaped by ``format_html``)."""
 from django.contrib import admin
+from django.utils.html import format_html
 
 from .models import MetricRun, MetricScore, Report, ReportFile
+
+
+def progress_bar(percent: int, stage: str = ""):
+    """A <progress> bar with its percent (and what the job is doing)."""
+    return format_html('<progress max="100" value="{}">{}%</progress> {}%{}', percent, percent,
+                       percent, f" · {stage}" if stage else "")
+
+
+@admin.display(description="error")
+def error_excerpt(job) -> str:
+    return job.error[:120] + ("…" if len(job.error) > 120 else "")
 
 
 @admin.register(MetricScore)
@@ -12,9 +26,16 @@ class MetricScoreAdmin(admin.ModelAdmin):
 
 @admin.register(MetricRun)
 class MetricRunAdmin(admin.ModelAdmin):
-    list_display = ["uuid", "status", "done", "total", "cached", "created_at"]
+    list_display = ["uuid", "status", "progress", "done", "total", "cached", "error_excerpt",
+                    "created_at"]
     list_filter = ["status"]
-    readonly_fields = [f.name for f in MetricRun._meta.fields]
+    readonly_fields = ["progress", *[f.name for f in MetricRun._meta.fields]]
+
+    @admin.display(description="progress")
+    def progress(self, run):
+        return progress_bar(run.percent)
+
+    error_excerpt = staticmethod(error_excerpt)
 
     def has_add_permission(self, request):
         return False  # runs are started by metric_run_start (API, command), never by hand
@@ -30,11 +51,18 @@ class ReportFileInline(admin.TabularInline):
 
 @admin.register(Report)
 class ReportAdmin(admin.ModelAdmin):
-    list_display = ["title", "status", "created_by", "created_at", "finished_at"]
+    list_display = ["title", "status", "progress_display", "error_excerpt", "created_by",
+                    "created_at", "finished_at"]
     list_filter = ["status"]
-    exclude = ["data"]
-    readonly_fields = ["uuid", "params", "snapshot", "status", "error", "created_by",
-                       "created_at", "started_at", "finished_at"]
+    exclude = ["data", "stage", "progress"]
+    readonly_fields = ["uuid", "params", "snapshot", "status", "progress_display", "error",
+                       "created_by", "created_at", "started_at", "finished_at"]
+
+    @admin.display(description="progress")
+    def progress_display(self, report):
+        return progress_bar(report.progress, report.stage)
+
+    error_excerpt = staticmethod(error_excerpt)
     inlines = [ReportFileInline]
 
     def has_add_permission(self, request):

@@ -19,8 +19,8 @@ class ReportSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Report
-        fields = ["uuid", "title", "status", "params", "snapshot", "error", "created_by",
-                  "created_at", "started_at", "finished_at", "files"]
+        fields = ["uuid", "title", "status", "stage", "progress", "params", "snapshot", "error",
+                  "created_by", "created_at", "started_at", "finished_at", "files"]
 
     def get_files(self, obj) -> list[str]:
         return list(obj.files.values_list("name", flat=True))

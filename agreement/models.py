@@ -88,6 +88,13 @@ class MetricRun(BackgroundJob):
     def __str__(self) -> str:
         return f"metric run {self.uuid} ({self.status})"
 
+    @property
+    def percent(self) -> int:
+        """How far the run is (0-100), from the pairs scored so far."""
+        if self.status == self.Status.DONE:
+            return 100
+        return min(100, round(100 * self.done / self.total)) if self.total else 0
+
 
 class Report(BackgroundJob):
     """An agreement report: its parameters, the data snapshot it used and every number."""
@@ -96,6 +103,9 @@ class Report(BackgroundJob):
     params = models.JSONField(default=dict, help_text="judges, split, seed, metrics, rounds")
     snapshot = models.JSONField(default=dict, blank=True, help_text="Counts, filters, versions")
     data = models.JSONField(default=dict, blank=True, help_text="report.json")
+    stage = models.CharField(max_length=80, blank=True,
+                             help_text="What the build is doing now, e.g. 'metrics 2/5'")
+    progress = models.PositiveSmallIntegerField(default=0, help_text="Percent done (0-100)")
 
     def __str__(self) -> str:
         return self.title or f"report {self.uuid}"

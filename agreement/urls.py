@@ -8,5 +8,7 @@ urlpatterns = [
     path("", views.report_list, name="report_list"),
     path("new/", views.report_start, name="report_start"),
     path("<uuid:report_uuid>/", views.report_detail, name="report_detail"),
+    path("<uuid:report_uuid>/status/", views.report_status, name="report_status"),
+    path("<uuid:report_uuid>/restart/", views.report_restart, name="report_restart"),
     path("<uuid:report_uuid>/files/<str:name>", views.report_file, name="report_file"),
 ]

@@ -1,9 +1,10 @@
 """Analyst pages: the list of agreement reports (with a form that queues a new one), one
-report with its tables and plots, and downloads of every file. Views parse, authorize, call
-one service, render."""
+report with its tables and plots (or, while it builds, its progress, polled through a small
+JSON status endpoint), restarting a failed one, and every file (report.html opened inline in
+a sandbox, or downloaded). Views parse, authorize, call one service, render."""
 from django import forms
 from django.contrib import messages
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import content_disposition_header
@@ -14,9 +15,18 @@ from annotation.core.permissions import analyst_required
 from judging.selectors import BASE_SPLITS, HUMAN, category_names, judge_names
 
 from .models import Report, ReportFile
-from .reports.html import sections
+from .reports.html import sections, summary, toc
+from .reports.labels import SMALL_N
 from .services.metric_scores import DEFAULT_METRICS, UnknownMetric
+from .services.reports import report_restart as restart_report
 from .services.reports import report_start as start_report
+
+# report.html is rendered from worker and judge text (escaped, but still user-influenced): opened
+# inline it runs sandboxed (no scripts, an opaque origin that cannot use the analyst's session)
+# and may load nothing but its own inline styles and data: images.
+STANDALONE_CSP = ("sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+                  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+INLINE_FILES = (".png", ".html")
 
 
 class ReportForm(forms.Form):
@@ -39,8 +49,8 @@ class ReportForm(forms.Form):
 def report_list(request):
     splits = BASE_SPLITS + [f"category:{c}" for c in category_names()]
     return render(request, "agreement/report_list.html", {
-        "reports": Report.objects.only("uuid", "title", "status", "params", "snapshot",
-                                       "created_at", "created_by")[:100],
+        "reports": Report.objects.only("uuid", "title", "status", "stage", "progress", "params",
+                                       "snapshot", "created_at", "created_by")[:100],
         "form": ReportForm(), "splits": splits})
 
 
@@ -73,11 +83,34 @@ def report_detail(request, report_uuid):
         return reverse("agreement:report_file", args=[report.uuid, name]) if name in present \
             else None
 
-    context = {"report": report, "files": files,
-               "sections": sections(report.data, src) if report.data else [],
+    data = report.data if report.status == Report.Status.DONE else {}
+    body = sections(data, src) if data else []
+    context = {"report": report, "files": files, "sections": body,
+               "summary": summary(data) if data else None, "small_n": SMALL_N,
+               "toc": toc(body, summary_=bool(data),
+                          extra=[("snapshot", "Data snapshot"), ("downloads", "Downloads")]),
                "snapshot": report.snapshot,
                "counts": sorted((report.snapshot or {}).get("counts", {}).items())}
     return render(request, "agreement/report_detail.html", context)
+
+
+@analyst_required
+def report_status(request, report_uuid):
+    """What the report page polls while the report builds: status, stage, percent, error."""
+    report = get_object_or_404(Report.objects.only(
+        "uuid", "status", "stage", "progress", "error"), uuid=report_uuid)
+    return JsonResponse({"status": report.status, "stage": report.stage,
+                         "progress": report.progress, "error": report.error,
+                         "finished": report.status in (Report.Status.DONE, Report.Status.FAILED)})
+
+
+@analyst_required
+@require_POST
+def report_restart(request, report_uuid):
+    report = get_object_or_404(Report, uuid=report_uuid)
+    if not restart_report(report):
+        messages.error(request, "Only a failed report can be started again.")
+    return redirect("agreement:report_detail", report_uuid=report.uuid)
 
 
 @analyst_required
@@ -87,7 +120,10 @@ def report_file(request, report_uuid, name):
     if f is None:
         raise Http404("No such file in this report")
     response = HttpResponse(bytes(f.content), content_type=f.content_type)
+    inline = name.endswith(INLINE_FILES) and "download" not in request.GET
     response["Content-Disposition"] = content_disposition_header(
-        not name.endswith(".png"), name)  # inline for plots; the name comes from the URL
+        not inline, name)  # the name comes from the URL
     response["X-Content-Type-Options"] = "nosniff"
+    if name.endswith(".html"):
+        response["Content-Security-Policy"] = STANDALONE_CSP
     return response

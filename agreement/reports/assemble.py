@@ -7,6 +7,8 @@ Reads only: metric scores come in already computed and cached (the report servic
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from agreement import metric_provenance
@@ -24,18 +26,29 @@ from .verdicts import gather_pairwise_verdicts
 
 
 def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
-                      metric_scores: dict[str, dict[int, float]]) -> tuple[dict, dict]:
+                      metric_scores: dict[str, dict[int, float]],
+                      progress: Callable[[str, int], None] | None = None
+                      ) -> tuple[dict, dict]:
     """(report dict, plot inputs not stored in JSON, e.g. raw length lists).
 
     ``metric_summary`` and ``metric_scores`` are what ``metric_scores_ensure(params.metrics,
-    params.metric_options)`` returns (both empty when the report has no metrics)."""
+    params.metric_options)`` returns (both empty when the report has no metrics).
+    ``progress(stage, percent)`` is told where the computation is (the report service records
+    it on the report's row; percents continue after the metrics' share)."""
+    progress = progress or (lambda stage, percent: None)
+    progress("loading judgments", 40)
     verdicts = gather_pairwise_verdicts(params, metric_scores)
     seed, rounds = params.seed, params.bootstrap_rounds
+    progress("statistics: accuracy", 46)
     accuracy, tests, accuracy_items = accuracy_vs_majority(verdicts, seed)
     matrices = agreement_matrices(verdicts)
+    progress("statistics: reliability", 52)
     reliability = human_reliability(verdicts, seed, rounds)
+    progress("statistics: scores", 60)
     scores = score_analysis(params, metric_scores, seed, rounds)
+    progress("statistics: ratings", 66)
     boards, system, categories = leaderboards(verdicts, seed, rounds)
+    progress("statistics: biases", 76)
     response_ids = {r for k in verdicts.items if (pair := verdicts.pair(k)) for r in pair}
     response_ids |= {k[0] for rows in scores.by_source.values() for k in rows}
     lengths = {pk: len(text.split())

@@ -1,6 +1,13 @@
 """Report sections on model rankings: each source's Bradley-Terry leaderboard
 (``judging.ratings``), its rank correlation with the human board, and per-category win rates
-against the reference model."""
+against the reference model.
+
+A model that lost (or won) every one of its matches under a source has no finite
+Bradley-Terry rating: the fit's tiny ridge keeps it finite but far out (the demo's reference
+sits at -1,168 under BLEU-4 because its own text scores below every model's against the
+instance's reference text, so it never wins). Such rows are marked ``unbounded`` ("never won" /
+"never lost"): their rating only says "below (above) everyone", and the page says so.
+"""
 from __future__ import annotations
 
 import warnings
@@ -27,6 +34,26 @@ def _rating_rows(verdicts: PairwiseVerdicts, src: str, keys: list[Item]) -> list
     return out
 
 
+def unbounded_models(rows: list[tuple]) -> dict[str, str]:
+    """{model: "never won" | "never lost"} for models whose every match went one way (a tie
+    counts as both a win and a loss: it bounds the rating on both sides)."""
+    won, lost = set(), set()
+    for a, b, choice in rows:
+        if choice in ("A", "tie"):
+            won.add(a)
+            lost.add(b)
+        if choice in ("B", "tie"):
+            won.add(b)
+            lost.add(a)
+    out = {}
+    for m in sorted({r[0] for r in rows} | {r[1] for r in rows}):
+        if m not in won:
+            out[m] = "never won"
+        elif m not in lost:
+            out[m] = "never lost"
+    return out
+
+
 def leaderboards(verdicts: PairwiseVerdicts, seed: int, rounds: int
                  ) -> tuple[dict, dict, dict]:
     """({source: leaderboard}, {source: system correlation with the human board},
@@ -47,11 +74,13 @@ def leaderboards(verdicts: PairwiseVerdicts, seed: int, rounds: int
         except ValueError as exc:
             boards[src] = {"error": str(exc)}
             continue
+        unbounded = unbounded_models(rows)
         boards[src] = {"n_judgments": len(rows), "rows": [
             {"model": r.model, "rating": r.bt_rating, "ci_low": r.ci_low, "ci_high": r.ci_high,
              "rank": r.rank, "elo": r.elo, "matches": r.matches,
              "win_rate_vs_reference": r.win_rate_vs_reference,
-             "n_vs_reference": r.n_vs_reference} for r in table]}
+             "n_vs_reference": r.n_vs_reference, "unbounded": unbounded.get(r.model)}
+            for r in table]}
         if reference is not None:
             keys_by_category = defaultdict(list)
             for k in keys:

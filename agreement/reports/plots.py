@@ -2,20 +2,110 @@
 
 Inputs are the report dict (plus raw length lists for box plots); nothing here reads the
 database. Every figure function returns a matplotlib Figure; ``render_all`` saves them.
+
+Colours: each source keeps one colour in every plot (``source_colors``, in the report's source
+order, never reusing a colour within a report). Groups with n ≤ 1 are not drawn (a bar of one
+verdict, or an empty bar that reads as 0 %), and models whose rating is unbounded (every match
+lost or won) are left out of the ratings plot; ``plot_notes`` says what each plot left out, and
+the figure carries the same note.
 """
 from __future__ import annotations
 
 import io
 import os
 import tempfile
+import textwrap
 import threading
 
 from judging.models import Judgment
 
+from .labels import source_label
+
 _lock = threading.Lock()  # pyplot's figure manager is global state
 _MPL_DIR: str | None = None
-COLORS = ["#2b6cb0", "#dd6b20", "#38a169", "#805ad5", "#d53f8c", "#718096", "#b7791f",
-          "#319795", "#e53e3e", "#4a5568"]
+COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+          "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896",
+          "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5"]  # tab10, tab20
+MIN_GROUP_N = 2  # groups with fewer observations are not drawn
+
+
+def palette(names: list[str]) -> dict[str, str]:
+    """{name: colour}, distinct for every name (beyond ``COLORS``, evenly spaced hues)."""
+    out = {}
+    for i, name in enumerate(dict.fromkeys(names)):
+        if i < len(COLORS):
+            out[name] = COLORS[i]
+        else:
+            import colorsys
+
+            hue = ((i - len(COLORS)) * 0.618033988749895) % 1.0
+            r, g, b = colorsys.hsv_to_rgb(hue, 0.65, 0.75)
+            out[name] = f"#{int(r * 255):02x}{int(g * 255):02x}{int(b * 255):02x}"
+    return out
+
+
+def source_colors(data: dict) -> dict[str, str]:
+    """One colour per source, the same in every plot of the report (the report's source
+    order: the human majority first, then judges, then metrics)."""
+    return palette(list(data.get("sources") or []) + list(data.get("ratings") or {}))
+
+
+def _models(data: dict) -> list[str]:
+    names = [r["model"] for b in (data.get("ratings") or {}).values() for r in b.get("rows", [])]
+    names += [m for cats in (data.get("category_win_rates") or {}).values()
+              for per in cats.values() for m in per]
+    return sorted(set(names))
+
+
+def _accuracy_omitted(data: dict) -> list[str]:
+    out = []
+    for src, a in data["accuracy"].items():
+        if "error" in a:
+            continue
+        for level, lv in a["by_level"].items():
+            p = lv.get("tie_broken") or {}
+            if (p.get("n") or 0) < MIN_GROUP_N:
+                out.append(f"{src} at {level} (n = {p.get('n') or 0})")
+    return out
+
+
+def _category_omitted(data: dict, source: str) -> list[str]:
+    return [f"{m} in {c} (n = {v.get('n') or 0})"
+            for c, per in data["category_win_rates"].get(source, {}).items()
+            for m, v in per.items() if (v.get("n") or 0) < MIN_GROUP_N]
+
+
+def _unbounded(data: dict) -> list[str]:
+    return [f"{r['model']} under {source_label(src)} ({r['unbounded']})"
+            for src, b in data["ratings"].items() for r in b.get("rows", [])
+            if r.get("unbounded")]
+
+
+def _note(kind: str, omitted: list[str], limit: int = 6) -> str:
+    if not omitted:
+        return ""
+    shown = "; ".join(omitted[:limit]) + (f"; … {len(omitted) - limit} more"
+                                          if len(omitted) > limit else "")
+    return f"Not drawn, {kind}: {shown}."
+
+
+def plot_notes(data: dict) -> dict[str, str]:
+    """{plot stem: what the plot leaves out and why} (only plots that leave something out)."""
+    notes = {
+        "accuracy_by_level": _note(f"n ≤ {MIN_GROUP_N - 1}", _accuracy_omitted(data)),
+        "category_win_rates": _note(f"n ≤ {MIN_GROUP_N - 1}",
+                                    _category_omitted(data, Judgment.HUMAN)),
+        "ratings": _note("every match lost or won, so no finite rating", _unbounded(data)),
+    }
+    return {k: v for k, v in notes.items() if v}
+
+
+def _footnote(fig, text: str) -> None:
+    """A note under the plot (``render_all`` keeps room for it)."""
+    if text:
+        width = int(fig.get_figwidth() * 17)  # characters per line at fontsize 7
+        fig.text(0.01, 0.005, textwrap.fill(text, width), fontsize=7, color="#555",
+                 ha="left", va="bottom")
 
 
 def _pyplot():
@@ -38,6 +128,15 @@ def _empty(ax, text):
     ax.set_yticks([])
 
 
+def _level_color(i: int, n: int) -> str:
+    """Agreement levels are ordered: 'all' in grey, then darker to lighter blue as the
+    humans agree less (the categorical colours stay reserved for sources)."""
+    if i == 0:
+        return "#4a5568"
+    shades = ["#1a365d", "#2b6cb0", "#4299e1", "#90cdf4", "#bee3f8"]
+    return shades[min(len(shades) - 1, (i - 1) * len(shades) // max(1, n - 1))]
+
+
 def accuracy_by_level(data: dict):
     """VisIT-Bench fig. 7: accuracy at reproducing the human majority, by agreement level,
     with 95 % Wilson intervals; a dashed line at chance (0.5)."""
@@ -54,7 +153,7 @@ def accuracy_by_level(data: dict):
         xs, ys, lo, hi = [], [], [], []
         for i, a in enumerate(acc.values()):
             p = a["overall"] if level == "all" else a["by_level"].get(level, {}).get("tie_broken")
-            if not p or p.get("estimate") is None:
+            if not p or p.get("estimate") is None or (p.get("n") or 0) < MIN_GROUP_N:
                 continue
             xs.append(i + li * width)
             ys.append(p["estimate"])
@@ -62,14 +161,15 @@ def accuracy_by_level(data: dict):
             hi.append(p["wilson"][1] - p["estimate"])
         label = "all items" if level == "all" else f"{level} agree"
         ax.bar(xs, ys, width, yerr=[lo, hi], capsize=3, label=label,
-               color=COLORS[li % len(COLORS)], error_kw={"elinewidth": 0.9})
+               color=_level_color(li, len(levels)), error_kw={"elinewidth": 0.9})
     ax.axhline(0.5, color="#999", ls="--", lw=0.8)
-    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(acc))], list(acc), rotation=25,
-                  ha="right")
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(acc))],
+                  [source_label(s) for s in acc], rotation=25, ha="right")
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("accuracy vs human majority")
     ax.set_title("Accuracy at reconstructing the human majority (95 % Wilson CI)")
     ax.legend(fontsize=8, ncol=len(levels))
+    _footnote(fig, plot_notes(data).get("accuracy_by_level", ""))
     return fig
 
 
@@ -90,8 +190,9 @@ def agreement_heatmap(name: str, matrix: dict):
             text = "–" if np.isnan(v) else f"{100 * v:.0f}%\nn={matrix['counts'][i][j]}"
             ax.text(j, i, text, ha="center", va="center", fontsize=7,
                     color="white" if not np.isnan(v) and v > 0.6 else "black")
-    ax.set_xticks(range(len(sources)), sources, rotation=35, ha="right", fontsize=8)
-    ax.set_yticks(range(len(sources)), sources, fontsize=8)
+    names = [source_label(s) for s in sources]
+    ax.set_xticks(range(len(sources)), names, rotation=35, ha="right", fontsize=8)
+    ax.set_yticks(range(len(sources)), names, fontsize=8)
     fig.colorbar(im, ax=ax, fraction=0.04)
     ax.set_title(f"Agreement between sources ({name})")
     return fig
@@ -100,7 +201,10 @@ def agreement_heatmap(name: str, matrix: dict):
 def ratings_ci(data: dict):
     """Bradley-Terry ratings per model and source, with bootstrap 95 % CIs."""
     plt = _pyplot()
-    boards = {s: b for s, b in data["ratings"].items() if b.get("rows")}
+    colors = source_colors(data)
+    boards = {s: {**b, "rows": [r for r in b["rows"] if not r.get("unbounded")]}
+              for s, b in data["ratings"].items() if b.get("rows")}
+    boards = {s: b for s, b in boards.items() if b["rows"]}
     models = []
     for b in boards.values():
         for r in b["rows"]:
@@ -118,37 +222,44 @@ def ratings_ci(data: dict):
         xs = [rows[m]["rating"] for m in models if m in rows]
         err = [[rows[m]["rating"] - rows[m]["ci_low"] for m in models if m in rows],
                [rows[m]["ci_high"] - rows[m]["rating"] for m in models if m in rows]]
-        ax.errorbar(xs, ys, xerr=err, fmt="o", ms=4, capsize=3, label=src,
-                    color=COLORS[k % len(COLORS)])
+        ax.errorbar(xs, ys, xerr=err, fmt="o", ms=4, capsize=3, label=source_label(src),
+                    color=colors[src])
     ax.set_yticks([i + 0.4 - step / 2 for i in range(len(models))], models, fontsize=8)
     ax.invert_yaxis()
     ax.axvline(1000, color="#bbb", lw=0.8, ls="--")
     ax.set_xlabel("Bradley-Terry rating (Elo scale), 95 % bootstrap CI")
     ax.set_title("Ratings by source")
     ax.legend(fontsize=7, loc="best")
+    _footnote(fig, plot_notes(data).get("ratings", ""))
     return fig
 
 
 def category_win_rates(data: dict, source: str = Judgment.HUMAN):
     plt = _pyplot()
-    rates = data["category_win_rates"].get(source, {})
+    rates = {c: {m: v for m, v in per.items() if (v.get("n") or 0) >= MIN_GROUP_N}
+             for c, per in data["category_win_rates"].get(source, {}).items()}
+    rates = {c: per for c, per in rates.items() if per}
     cats = list(rates)
     models = sorted({m for per in rates.values() for m in per})
+    colors = palette(_models(data))
     fig, ax = plt.subplots(figsize=(max(6, 1.3 * len(cats) + 2), 4.2))
     if not cats or not models:
         _empty(ax, "no comparisons with the reference")
         return fig
     width = 0.8 / len(models)
     for k, m in enumerate(models):
-        xs = [i + k * width for i in range(len(cats))]
-        ys = [(rates[c].get(m) or {}).get("win_rate") or 0.0 for c in cats]
-        ax.bar(xs, ys, width, label=m, color=COLORS[k % len(COLORS)])
+        drawn = [(i, rates[c][m]["win_rate"]) for i, c in enumerate(cats)
+                 if m in rates[c] and rates[c][m].get("win_rate") is not None]
+        ax.bar([i + k * width for i, _ in drawn], [y for _, y in drawn], width, label=m,
+               color=colors[m])
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(cats))], cats, rotation=25, ha="right")
     ax.set_ylim(0, 1)
     ax.axhline(0.5, color="#999", ls="--", lw=0.8)
     ax.set_ylabel("win rate vs reference")
     ax.set_title(f"{source}: win rate against the reference per category")
     ax.legend(fontsize=7)
+    if source == Judgment.HUMAN:
+        _footnote(fig, plot_notes(data).get("category_win_rates", ""))
     return fig
 
 
@@ -170,7 +281,8 @@ def length_boxes(boxes: dict):
         patch.set_facecolor("#90cdf4")
     for patch in bp2["boxes"]:
         patch.set_facecolor("#fbd38d")
-    ax.set_xticks([p + 0.4 for p in pos_p], srcs, rotation=25, ha="right")
+    ax.set_xticks([p + 0.4 for p in pos_p], [source_label(s) for s in srcs], rotation=25,
+                  ha="right")
     ax.legend([bp1["boxes"][0], bp2["boxes"][0]], ["preferred", "other"], fontsize=8)
     ax.set_ylabel("response length (tokens)")
     ax.set_title("Length bias: preferred vs other response")
@@ -189,7 +301,10 @@ def lengths_by_score(data: dict):
     for ax, (src, r) in zip(axes[0], srcs.items(), strict=False):
         stats = [{"label": k, "whislo": v["min"], "q1": v["q1"], "med": v["median"],
                   "q3": v["q3"], "whishi": v["max"], "mean": v["mean"]}
-                 for k, v in r["summary"].items()]
+                 for k, v in r["summary"].items() if v.get("n", MIN_GROUP_N) >= MIN_GROUP_N]
+        if not stats:
+            _empty(ax, f"{src}: every score group has n ≤ {MIN_GROUP_N - 1}")
+            continue
         ax.bxp(stats, showfliers=False, showmeans=True)
         ax.set_xlabel("score")
         ax.set_ylabel("length (tokens)")
@@ -218,7 +333,9 @@ def render_all(data: dict, extra: dict, formats=("png", "svg")) -> dict[str, byt
         plt = _pyplot()
         for stem, (fn, *args) in figures(data, extra).items():
             fig = fn(*args)
-            fig.tight_layout()
+            lines = sum(t.get_text().count("\n") + 1 for t in fig.texts)
+            bottom = min(0.4, (0.1 + 0.13 * lines) / fig.get_figheight()) if lines else 0
+            fig.tight_layout(rect=(0, bottom, 1, 1))  # room for the footnote
             for fmt in formats:
                 buf = io.BytesIO()
                 fig.savefig(buf, format=fmt, dpi=100, metadata=_METADATA[fmt])

@@ -17,7 +17,7 @@ from .scores import ScoreAnalysis
 from .verdicts import Item, PairwiseVerdicts
 
 REPORT_SCHEMA = "agreement-report/1"
-HTML_TEMPLATE_VERSION = "agreement/report_standalone.html@1"
+HTML_TEMPLATE_VERSION = "agreement/report_standalone.html@2"
 
 
 def _package_version(pkg: str) -> str:

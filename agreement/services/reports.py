@@ -1,6 +1,7 @@
-"""Reports: create (pending), start (create and queue the build: the pages and the API), build
-(the Celery task's body), generate (create and build here, for the command and the demo), and
-write the artefacts to a directory. ``report_data_compute`` is the one path from parameters to
+"""Reports: create (pending), start (create and queue the build: the pages and the API), restart
+a failed one, build (the Celery task's body, recording its stage and percent as it goes),
+generate (create and build here, for the command and the demo), and write the artefacts to a
+directory. ``report_data_compute`` is the one path from parameters to
 the report's data: it first scores what the metric cache lacks (``metric_scores_ensure``, the
 report's only write), then gathers and computes (``reports.assemble``, reads only).
 
@@ -11,16 +12,25 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from django.db import transaction
 from django.utils import timezone
+
+from annotation.webhooks.services import webhook_emit
 
 from ..models import Report, ReportFile
 from ..reports.params import ReportParams
 from .metric_scores import metric_scores_ensure
 
 log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int], None]  # (stage, percent) -> None
+# Where each phase of a build starts, in percent: metrics take the first part (they can take
+# minutes when the cache is cold), the bootstrap statistics most of the rest.
+METRICS_START, METRICS_END = 2, 40
+PLOTS_AT, FILES_AT = 82, 94
 
 CONTENT_TYPES = {"html": "text/html; charset=utf-8", "json": "application/json",
                  "csv": "text/csv; charset=utf-8", "png": "image/png", "svg": "image/svg+xml"}
@@ -47,26 +57,59 @@ def report_start(params: dict, *, title: str = "", created_by: str = "") -> Repo
     return report
 
 
-def report_data_compute(params: ReportParams) -> tuple[dict, dict]:
+def report_restart(report: Report) -> bool:
+    """Queue a failed report again (same row, same parameters: a build starts from scratch, so
+    this is safe); False when it is not failed (already done, or running)."""
+    from ..tasks import enqueue_build_report
+
+    with transaction.atomic():
+        restarted = Report.objects.filter(pk=report.pk, status=Report.Status.FAILED).update(
+            status=Report.Status.PENDING, error="", stage="", progress=0, started_at=None,
+            finished_at=None)
+        if restarted:
+            transaction.on_commit(lambda: enqueue_build_report(report.pk))
+    return bool(restarted)
+
+
+def report_progress(report_id: int, stage: str, percent: int) -> None:
+    """Record what a running build is doing; its own short UPDATE (no transaction is open
+    while a report computes), so the page's status poll sees it at once."""
+    Report.objects.filter(pk=report_id, status=Report.Status.RUNNING).update(
+        stage=stage[:80], progress=max(0, min(100, int(percent))))
+
+
+def report_data_compute(params: ReportParams, progress: Progress | None = None
+                        ) -> tuple[dict, dict]:
     """(report dict, plot inputs) for ``params``: the metrics' scores from the cache, scoring
-    and caching what is missing, then every section computed from the database as it is."""
+    and caching what is missing (one metric at a time, so ``progress`` can say which), then
+    every section computed from the database as it is."""
     from ..reports.assemble import build_report_data  # SciPy & co. load in the job, not at boot
 
+    progress = progress or (lambda stage, percent: None)
     metric_summary: dict[str, dict] = {}
     metric_scores: dict[str, dict[int, float]] = {}
-    if params.metrics:
-        metric_summary, metric_scores = metric_scores_ensure(params.metrics,
-                                                             params.metric_options)
-    return build_report_data(params, metric_summary=metric_summary, metric_scores=metric_scores)
+    n = len(params.metrics)
+    for i, name in enumerate(params.metrics):
+        progress(f"metrics {i + 1}/{n} ({name})",
+                 METRICS_START + (METRICS_END - METRICS_START) * i // n)
+        summary, scores = metric_scores_ensure([name], params.metric_options)
+        metric_summary.update(summary)
+        metric_scores.update(scores)
+    return build_report_data(params, metric_summary=metric_summary, metric_scores=metric_scores,
+                             progress=progress)
 
 
-def report_artifacts(data: dict, extra: dict, title: str) -> dict[str, bytes]:
+def report_artifacts(data: dict, extra: dict, title: str,
+                     progress: Progress | None = None) -> dict[str, bytes]:
     """Every file of a report: report.json, report.html, one CSV per table, PNG + SVG plots."""
     from ..reports.html import render_html  # matplotlib loads in the job, not at boot
     from ..reports.plots import render_all
     from ..reports.tables import all_tables, to_csv
 
+    progress = progress or (lambda stage, percent: None)
+    progress("plots", PLOTS_AT)
     plots = render_all(data, extra)
+    progress("writing files", FILES_AT)
     files = {"report.json": json.dumps(data, indent=1, ensure_ascii=False).encode()}
     files["report.html"] = render_html(data, plots, title).encode()
     files.update({f"{name}.csv": to_csv(rows).encode() for name, rows in all_tables(data).items()})
@@ -81,13 +124,19 @@ def report_build(report_id: int) -> Report:
         if report.status == Report.Status.DONE:
             return report
         report.status, report.started_at = Report.Status.RUNNING, timezone.now()
-        report.save(update_fields=["status", "started_at"])
+        report.stage, report.progress = "starting", 0
+        report.save(update_fields=["status", "started_at", "stage", "progress"])
+
+    def progress(stage: str, percent: int) -> None:
+        report_progress(report.pk, stage, percent)
+
     try:
-        data, extra = report_data_compute(ReportParams.from_dict(report.params))
-        files = report_artifacts(data, extra, report.title)
+        data, extra = report_data_compute(ReportParams.from_dict(report.params), progress)
+        files = report_artifacts(data, extra, report.title, progress)
     except Exception as exc:
         log.exception("report %s failed", report.uuid)
         report.mark_failed(exc)
+        _announce(report, "failed")
         raise
     with transaction.atomic():
         ReportFile.objects.filter(report=report).delete()
@@ -97,8 +146,19 @@ def report_build(report_id: int) -> Report:
             for name, content in sorted(files.items())])
         report.data, report.snapshot = data, data["snapshot"]
         report.status, report.error, report.finished_at = Report.Status.DONE, "", timezone.now()
-        report.save(update_fields=["data", "snapshot", "status", "error", "finished_at"])
+        report.stage, report.progress = "", 100
+        report.save(update_fields=["data", "snapshot", "status", "error", "finished_at",
+                                   "stage", "progress"])
+        _announce(report, "done")
     return report
+
+
+def _announce(report: Report, outcome: str) -> None:
+    """Tell webhook subscribers a report is ready (or failed, with its error)."""
+    report.refresh_from_db(fields=["error", "finished_at"])
+    webhook_emit("report.ready", {
+        "report": report.uuid, "title": report.title, "status": outcome,
+        "error": report.error, "finished_at": report.finished_at})
 
 
 def report_generate(params: dict, *, title: str = "", created_by: str = "") -> Report:

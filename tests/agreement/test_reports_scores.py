@@ -125,7 +125,8 @@ def test_rubric_judge_correlation_per_response_and_per_model():
     cell = next(r for r in csv.DictReader(io.StringIO(to_csv(rows))) if r["level"] == "system")
     assert float(cell["pearson"]) == system["correlation"]["pearson"]  # full precision
     html = next(s for s in sections(data, lambda stem: None) if s["id"] == "score_correlation")
-    assert "system" in {cell for t in html["tables"] for row in t["rows"] for cell in row}
+    assert "system" in {cell["text"] for t in html["tables"] for row in t["rows"] + t["more_rows"]
+                        for cell in row["cells"]}
 
 
 def test_judge_grades_of_conversation_turns_meet_human_grades():

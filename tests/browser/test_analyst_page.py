@@ -57,7 +57,7 @@ def test_generate_and_view_report(page_for, analyst, study):
     assert {"plot-accuracy_by_level", "plot-agreement_main", "plot-ratings",
             "plot-length_bias"} <= ids
     cell = page.locator("#table-accuracy tbody tr").first.inner_text()
-    assert "J1" in cell and "0.75" in cell
+    assert "J1" in cell and "75.0%" in cell
     links = page.locator("#downloads a")
     assert "report.html" in links.all_inner_texts()
     with page.expect_download() as dl:
