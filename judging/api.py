@@ -1,5 +1,6 @@
 """REST API for analysts: models, leaderboards per judge and split (pairwise ratings and mean
-scores), majority votes. Numbers are sent at full precision; rounding is for people."""
+scores), majority votes. Numbers are sent at full precision; rounding is for people. Boards
+come from ``judging.rating_cache``, the same results the leaderboard page shows."""
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
@@ -10,7 +11,7 @@ from rest_framework.views import APIView
 from annotation.core.db_text import storage_problem
 from annotation.core.permissions import IsAdmin, IsAnalyst
 
-from .leaderboards import leaderboard_build, score_leaderboard_build
+from . import rating_cache
 from .models import EvalModel
 from .selectors import (
     HUMAN,
@@ -73,7 +74,7 @@ class LeaderboardView(APIView):
     """Rating with CI, rank, matches and win rate vs reference (n) for one judge and split."""
 
     permission_classes = [IsAnalyst]
-    build = staticmethod(leaderboard_build)
+    build = staticmethod(rating_cache.leaderboard)
 
     @extend_schema(parameters=[*_PARAMS, OpenApiParameter("rounds", int)], responses=dict)
     def get(self, request):
@@ -89,7 +90,7 @@ class ScoreLeaderboardView(LeaderboardView):
     """Mean grade per model with bootstrap CI, rank and n for one source (humans or a grading
     judge) and split, with the source's declared scale and the range observed."""
 
-    build = staticmethod(score_leaderboard_build)
+    build = staticmethod(rating_cache.score_leaderboard)
 
 
 class JudgesView(APIView):

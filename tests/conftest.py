@@ -21,6 +21,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """The cache outlives each test's database (the rating cache's keys carry uuids, so a stale
+    hit is impossible, but a test should not even see another's entries)."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 def _user(django_user_model, username, *, groups=(), staff=False):
     from django.contrib.auth.models import Group
 

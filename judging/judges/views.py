@@ -7,14 +7,9 @@ from django.views.decorators.http import require_POST
 
 from annotation.core.permissions import admin_required, analyst_required
 
+from .. import rating_cache
 from .models import Judge, JudgeCall, JudgeRun
-from .selectors import (
-    grader_leaderboards,
-    judge_leaderboard,
-    judges_with_verdicts,
-    parse_path_counts,
-    run_progress,
-)
+from .selectors import graders_with_grades, judges_with_verdicts, parse_path_counts, run_progress
 from .services import judge_run_cancel, judge_run_resume
 
 
@@ -60,6 +55,10 @@ def run_resume(request, run_uuid):
 
 @analyst_required
 def leaderboards(request):
-    boards = [(name, judge_leaderboard(name)) for name in judges_with_verdicts()]
+    """Each judge's boards from the rating cache: the same entries as the leaderboard page's
+    (split 'all', every worker), so either page fills the cache for the other."""
+    boards = [(name, rating_cache.leaderboard(name)) for name in judges_with_verdicts()]
+    score_boards = [(name, rating_cache.score_leaderboard(name))
+                    for name in graders_with_grades()]
     return render(request, "judging/judges/leaderboards.html",
-                  {"boards": boards, "score_boards": grader_leaderboards()})
+                  {"boards": boards, "score_boards": score_boards})

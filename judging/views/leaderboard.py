@@ -1,7 +1,8 @@
 """Leaderboard page, its PNG plots and its CSV/JSON downloads (analysts only).
 
 One source at a time (``?judge=``): its pairwise board (Bradley-Terry) and, when it grades, its
-score board (mean grade per model), each on its own scale.
+score board (mean grade per model), each on its own scale. Every part, the PNG bytes too, comes
+from ``judging.rating_cache``: the page, its plots and downloads share one computation.
 """
 
 from django.http import Http404, HttpResponse, JsonResponse
@@ -12,25 +13,13 @@ from annotation.core.http import request_text
 from annotation.core.permissions import analyst_required
 from annotation.models import InstructionFamily
 
-from ..leaderboards import (
-    category_win_rates,
-    leaderboard_build,
-    leaderboard_csv,
-    score_leaderboard_build,
-    score_leaderboard_csv,
-)
+from .. import rating_cache
+from ..leaderboards import category_win_rates, leaderboard_csv, score_leaderboard_csv
 from ..models import Judgment
-from ..selectors import (
-    BASE_SPLITS,
-    HUMAN,
-    UnknownSplit,
-    category_names,
-    comparison_sampling_counts,
-    leaderboard_sources,
-)
+from ..selectors import BASE_SPLITS, HUMAN, UnknownSplit, submitted_model_names
 from . import plots
 
-ROUNDS = 1000
+ROUNDS = rating_cache.PAGE_ROUNDS
 JUDGE_LENGTH = Judgment._meta.get_field("source").max_length
 SPLIT_LENGTH = len("category:") + InstructionFamily._meta.get_field("name").max_length
 
@@ -43,22 +32,25 @@ def _params(request) -> dict:
             "exclude_blocked": request.GET.get("exclude_blocked") == "1"}
 
 
-def _board(request, rounds=ROUNDS, build=leaderboard_build):
+def _board(request, build=rating_cache.leaderboard):
     try:
-        return build(**_params(request), bootstrap_rounds=rounds)
+        return build(**_params(request), bootstrap_rounds=ROUNDS)
     except UnknownSplit as exc:
         raise Http404(str(exc)) from exc
 
 
 @analyst_required
 def leaderboard_page(request):
-    board = _board(request)
     params = _params(request)
-    context = {"board": board, "scores": _board(request, build=score_leaderboard_build),
-               "params": params, "judges": leaderboard_sources() or [HUMAN],
-               "splits": BASE_SPLITS + [f"category:{c}" for c in category_names(params["judge"])],
-               "query": request.GET.urlencode(),
-               "sampling": comparison_sampling_counts(**params)}
+    try:
+        shown = rating_cache.leaderboard_page(**params)
+    except UnknownSplit as exc:
+        raise Http404(str(exc)) from exc
+    context = {"board": shown["board"], "scores": shown["scores"], "params": params,
+               "judges": rating_cache.leaderboard_sources() or [HUMAN],
+               "splits": BASE_SPLITS + [f"category:{c}" for c in shown["categories"]],
+               "query": request.GET.urlencode(), "sampling": shown["sampling"],
+               "submitted": submitted_model_names()}
     return render(request, "judging/leaderboard.html", context)
 
 
@@ -84,17 +76,27 @@ def leaderboard_download(request, fmt):
 def score_leaderboard_download(request, fmt):
     if fmt not in ("csv", "json"):
         raise Http404("Download as .csv or .json")
-    return _download(_board(request, build=score_leaderboard_build), fmt, "scores",
+    return _download(_board(request, build=rating_cache.score_leaderboard), fmt, "scores",
                      score_leaderboard_csv)
 
 
 @analyst_required
 def ratings_plot(request):
-    return HttpResponse(plots.ratings_png(_board(request)), content_type="image/png")
+    """Drawn once per board: keyed on the board's stamp, so a new judgment redraws it."""
+    params = _params(request)
+    png = rating_cache.get_or_compute(
+        "ratings.png", lambda: plots.ratings_png(_board(request)), source=params["judge"],
+        params={"split": params["split"], "rounds": ROUNDS},
+        exclude_blocked=params["exclude_blocked"])
+    return HttpResponse(png, content_type="image/png")
 
 
 @analyst_required
 def category_plot(request):
     params = _params(request)
-    rates = category_win_rates(params["judge"], exclude_blocked=params["exclude_blocked"])
-    return HttpResponse(plots.category_png(rates, params["judge"]), content_type="image/png")
+    judge, exclude_blocked = params["judge"], params["exclude_blocked"]
+    png = rating_cache.get_or_compute(
+        "categories.png", lambda: plots.category_png(
+            category_win_rates(judge, exclude_blocked=exclude_blocked), judge),
+        source=judge, exclude_blocked=exclude_blocked)
+    return HttpResponse(png, content_type="image/png")

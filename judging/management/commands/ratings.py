@@ -1,17 +1,15 @@
+"""Print a leaderboard; it is read from (or stored in) the rating cache the pages use, so with a
+shared cache (Redis) a board the page computed prints at once, and the reverse."""
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.leaderboards import (
-    leaderboard_build,
-    leaderboard_csv,
-    score_leaderboard_build,
-    score_leaderboard_csv,
-)
+from judging import rating_cache
+from judging.leaderboards import leaderboard_csv, score_leaderboard_csv
 from judging.selectors import HUMAN, UnknownSplit
 
-BOARDS = {"pairwise": (leaderboard_build, leaderboard_csv),
-          "score": (score_leaderboard_build, score_leaderboard_csv)}
+BOARDS = {"pairwise": (rating_cache.leaderboard, leaderboard_csv),
+          "score": (rating_cache.score_leaderboard, score_leaderboard_csv)}
 
 
 class Command(BaseCommand):

@@ -1,0 +1,217 @@
+"""Leaderboards computed once per result and shared by the page, its plots, the CSV/JSON
+downloads, the API, the judge pages and the ``ratings`` command.
+
+Bradley-Terry with 1,000 bootstrap rounds over a million judgments takes seconds; the page and
+each plot used to compute it again. Here every part (the pairwise board, the score board, what
+else the page shows, the plots' PNG bytes …) is stored in Django's cache (Redis in
+production, shared by every process) under a key made of its parameters and a **stamp** of the
+judgments it was computed from:
+
+- the newest judgment of the source (its id and uuid, one descent of the ``(source, id)``
+  index), so a new judgment, an import or a judge re-run (which deletes and
+  re-inserts) changes the key at once; the uuid keeps a reused id (SQLite after a rollback)
+  from matching an older entry;
+- a per-source token that ``source_changed`` rotates, for writes that add no row (an edit in
+  the admin);
+- the reference model, and the blocked workers when they are excluded.
+
+Deleting an older judgment (the admin, a cascade from a deleted batch or comparison) leaves the
+newest in place. Counting a million rows costs ~80 ms, too much for every view, so an entry
+remembers how many judgments it was computed from and a view re-counts them once every
+``RECHECK_SECONDS`` (one count per source shared by all its parts): a deletion shows within
+about twice that time. Other inputs (a model renamed, a gold answer set afterwards) show when
+the entry expires (``ENTRY_SECONDS``).
+
+The first views of one result do not all compute it: one takes a short lock (``cache.add``) and
+the others wait for its value, or compute themselves if the holder died (the lock expires).
+"""
+import hashlib
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from django.core.cache import cache
+from django.db.models import Count, Max, Subquery, Value
+
+from annotation.models import Worker
+
+from . import leaderboards, selectors
+from .models import EvalModel, Judgment
+from .selectors import HUMAN
+
+PAGE_ROUNDS = 1000  # bootstrap rounds of every page's board (one entry shared by all pages)
+ENTRY_SECONDS = 3600  # an entry's life (bounds the staleness of inputs outside the stamp)
+RECHECK_SECONDS = 30  # how often a cached view re-counts its judgments (catches deletions)
+LOCK_SECONDS = 120  # the longest a view waits for another view computing the same result
+POLL_SECONDS = 0.05
+ALL_SOURCES = None  # the scope of parts read over every source (the list of sources)
+_PREFIX = "ratings:v1"  # a new version when the entries change shape
+
+
+def get_or_compute(part: str, compute: Callable[[], Any], *, source: str | None,
+                   params: dict | None = None, exclude_blocked: bool = False) -> Any:
+    """The cached value of ``part`` for ``source`` (``ALL_SOURCES``: every source) and
+    ``params``, or ``compute()`` stored under it. The one entry point: every part goes
+    through it."""
+    key = _key(part, source, params or {}, exclude_blocked)
+    value = _fresh(key, cache.get(key), source)
+    if value is not None:
+        return value
+    return _compute_once(key, source, compute)
+
+
+def source_changed(source: str) -> None:
+    """Forget the cached results of ``source`` (and the list of sources): for writes the stamp
+    cannot see, such as a judgment edited in place."""
+    for scope in (source, ALL_SOURCES):
+        cache.set(_token_key(scope), uuid.uuid4().hex, None)
+
+
+# ---------------------------------------------------------------- the parts
+
+
+def leaderboard(judge: str = HUMAN, split: str = "all", *, exclude_blocked: bool = False,
+                bootstrap_rounds: int = PAGE_ROUNDS, seed: int = 0) -> leaderboards.Leaderboard:
+    params = {"split": split, "rounds": bootstrap_rounds, "seed": seed}
+    return get_or_compute("pairwise", lambda: leaderboards.leaderboard_build(
+        judge, split, exclude_blocked=exclude_blocked, bootstrap_rounds=bootstrap_rounds,
+        seed=seed), source=judge, params=params, exclude_blocked=exclude_blocked)
+
+
+def score_leaderboard(judge: str = HUMAN, split: str = "all", *, exclude_blocked: bool = False,
+                      bootstrap_rounds: int = PAGE_ROUNDS,
+                      seed: int = 0) -> leaderboards.ScoreLeaderboard:
+    params = {"split": split, "rounds": bootstrap_rounds, "seed": seed}
+    return get_or_compute("scores", lambda: leaderboards.score_leaderboard_build(
+        judge, split, exclude_blocked=exclude_blocked, bootstrap_rounds=bootstrap_rounds,
+        seed=seed), source=judge, params=params, exclude_blocked=exclude_blocked)
+
+
+def leaderboard_page(judge: str = HUMAN, split: str = "all", *,
+                     exclude_blocked: bool = False) -> dict:
+    """What the leaderboard page shows of one source: its boards (the entries the API, the
+    downloads and the plots read too), the sampling behind them and its categories; one entry,
+    so a cached page checks one stamp."""
+    def compute():
+        return {"board": leaderboard(judge, split, exclude_blocked=exclude_blocked),
+                "scores": score_leaderboard(judge, split, exclude_blocked=exclude_blocked),
+                "sampling": selectors.comparison_sampling_counts(
+                    judge=judge, split=split, exclude_blocked=exclude_blocked),
+                "categories": selectors.category_names(judge)}
+    return get_or_compute("page", compute, source=judge, params={"split": split},
+                          exclude_blocked=exclude_blocked)
+
+
+def leaderboard_sources() -> list[str]:
+    return get_or_compute("sources", selectors.leaderboard_sources, source=ALL_SOURCES)
+
+
+# ---------------------------------------------------------------- keys and stamps
+
+
+def _key(part: str, source: str | None, params: dict, exclude_blocked: bool) -> str:
+    """The cache key: the part, its parameters and the stamp, hashed (a source name may hold
+    any character; some caches refuse spaces and control characters in keys)."""
+    token = cache.get(_token_key(source)) or ""
+    blocked = _blocked_workers() if exclude_blocked else ()
+    raw = repr((part, source, sorted(params.items()), exclude_blocked, _stamp(source), token,
+                blocked))
+    return f"{_PREFIX}:{part}:{hashlib.sha256(raw.encode()).hexdigest()}"
+
+
+def _token_key(source: str | None) -> str:
+    scope = "*" if source is ALL_SOURCES else hashlib.sha256(source.encode()).hexdigest()
+    return f"{_PREFIX}:token:{scope}"
+
+
+def _scope(source: str | None):
+    qs = Judgment.objects.all()
+    return qs if source is ALL_SOURCES else qs.filter(source=source)
+
+
+def _stamp(source: str | None) -> tuple:
+    """(id, uuid) of the newest judgment in scope and the reference model, in one query: the
+    newest id is a descent of the ``(source, id)`` index (the primary key's for every source)
+    without reading the table; the row is then read by primary key. (Asked as "newest row
+    first" instead, PostgreSQL may walk the primary key backwards past every newer row of
+    other sources.)"""
+    newest = (_scope(source).order_by().annotate(scope=Value(1)).values("scope")
+              .annotate(top=Max("pk")).values("top"))
+    reference = EvalModel.objects.filter(is_reference=True).values("name")[:1]
+    row = (Judgment.objects.filter(pk=Subquery(newest))
+           .annotate(reference=Subquery(reference)).values_list("pk", "uuid", "reference")
+           .first())
+    return row or (None, None, selectors.reference_model_name())
+
+
+def _count(source: str | None) -> int:
+    """How many judgments are in scope: a scan of the index (~80 ms per million rows)."""
+    return _scope(source).aggregate(n=Count("pk"))["n"]
+
+
+def _recent_count(source: str | None) -> int:
+    """``_count``, counted at most once per ``RECHECK_SECONDS`` per scope (every part of a
+    page shares it)."""
+    key = f"{_token_key(source)}:count"
+    count = cache.get(key)
+    if count is None:
+        count = _count(source)
+        cache.set(key, count, RECHECK_SECONDS)
+    return count
+
+
+def _blocked_workers() -> tuple[int, ...]:
+    return tuple(Worker.objects.filter(blocked=True).order_by("pk").values_list("pk", flat=True))
+
+
+# ---------------------------------------------------------------- entries and the lock
+
+
+def _fresh(key: str, entry, source: str | None):
+    """The entry's value, or None when there is none or a re-count shows deleted judgments
+    (an entry older than ``RECHECK_SECONDS`` is re-counted: a deletion shows within about
+    twice that time). A re-count keeps the entry's expiry: it still ends ``ENTRY_SECONDS``
+    after it was computed."""
+    if entry is None:
+        return None
+    value, count, stored_at, checked_at = entry
+    now = time.time()
+    if now - checked_at < RECHECK_SECONDS:
+        return value
+    left = ENTRY_SECONDS - (now - stored_at)
+    if left <= 0 or _recent_count(source) != count:
+        cache.delete(key)  # so that nobody waiting for the new value takes this one
+        return None
+    cache.set(key, (value, count, stored_at, now), left)
+    return value
+
+
+def _compute_once(key: str, source: str | None, compute: Callable[[], Any]) -> Any:
+    """Compute under a lock so concurrent first views compute once: the others poll for the
+    value; when the holder fails or dies (its lock released or expired) one of them takes
+    over; after ``LOCK_SECONDS`` a waiter computes on its own."""
+    lock = f"{key}:lock"
+    deadline = time.monotonic() + LOCK_SECONDS
+    while not cache.add(lock, 1, LOCK_SECONDS):
+        if (entry := cache.get(key)) is not None:
+            return entry[0]
+        if time.monotonic() > deadline:
+            return _store(key, source, compute)
+        time.sleep(POLL_SECONDS)
+    try:
+        if (entry := cache.get(key)) is not None:  # stored while we waited for the lock
+            return entry[0]
+        return _store(key, source, compute)
+    finally:
+        cache.delete(lock)
+
+
+def _store(key: str, source: str | None, compute: Callable[[], Any]) -> Any:
+    count = _count(source)  # before computing: a deletion meanwhile shows at the re-count
+    cache.set(f"{_token_key(source)}:count", count, RECHECK_SECONDS)
+    value = compute()
+    now = time.time()
+    cache.set(key, (value, count, now, now), ENTRY_SECONDS)
+    return value
+
