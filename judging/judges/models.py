@@ -30,9 +30,9 @@ def validate_judge_name(name: str) -> None:
     human votes, so a judge so named would land on the human leaderboard. Refused."""
     from ..models.core import Judgment  # judging.models imports this module
 
-    if Judgment.is_human_name(name):
-        raise ValidationError(f"{name!r} is reserved for human judgments; give the automatic "
-                              "judge another name")
+    if Judgment.is_reserved_name(name):
+        raise ValidationError(f"{name!r} is reserved for human judgments and analysts' "
+                              "adjudications; give the automatic judge another name")
 
 
 class Judge(models.Model):

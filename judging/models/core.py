@@ -96,6 +96,11 @@ class Judgment(models.Model):
     """
 
     HUMAN = "human"  # the ``source`` of every crowd (or imported human) judgment
+    # The ``source`` and ``kind`` of an analyst's ruling on a disputed item
+    # (``judging.services.adjudication``): a labelled decision, never a vote. Its own kind keeps
+    # it out of every reader of votes (they all ask for pairwise, score or feedback rows), and
+    # the constraint below keeps the name for it alone.
+    ADJUDICATION = "adjudication"
 
     class Choice(models.TextChoices):
         A = "A"
@@ -106,6 +111,7 @@ class Judgment(models.Model):
         PAIRWISE = "pairwise"  # choice between the comparison's response A and B
         SCORE = "score"  # rubric / graded score of one response (+ feedback)
         FEEDBACK = "feedback"  # which of two feedbacks on one response is better
+        ADJUDICATION = "adjudication"  # an analyst's ruling on a comparison (not a vote)
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     comparison = models.ForeignKey(
@@ -122,7 +128,7 @@ class Judgment(models.Model):
         Assignment, null=True, blank=True, on_delete=models.CASCADE, related_name="judgments",
         help_text="One judgment per assignment and turn (a multi-turn HIT gives 1–3 + overall)",
     )
-    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.PAIRWISE)
+    kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.PAIRWISE)
     choice = models.CharField(max_length=3, choices=Choice.choices, blank=True)
     score = models.FloatField(null=True, blank=True)
     feedback = models.TextField(blank=True)
@@ -139,21 +145,39 @@ class Judgment(models.Model):
     created_at = models.DateTimeField()
 
     class Meta:
-        indexes = [models.Index(fields=["source", "created_at"])]
+        indexes = [models.Index(fields=["source", "created_at"]),
+                   # the rating cache's key: a source's newest judgment (judging/rating_cache.py)
+                   models.Index(fields=["source", "id"], name="judgment_source_latest")]
         constraints = [
             models.UniqueConstraint(
                 fields=["assignment", "turn"], name="one_judgment_per_assignment_turn"
+            ),
+            # An adjudication is its own source and nothing else is: no judge's verdict can
+            # pass for a ruling, no ruling for a judge's verdict.
+            models.CheckConstraint(
+                condition=Q(kind="adjudication", source="adjudication")
+                | (~Q(kind="adjudication") & ~Q(source="adjudication")),
+                name="adjudication_is_its_own_source",
             ),
         ]
 
     def __str__(self) -> str:
         return f"{self.source}:{self.annotator} {self.choice or self.score}"
 
+    @staticmethod
+    def _folded(name: str) -> str:
+        folded = unicodedata.normalize("NFKC", name).casefold()
+        return "".join(c for c in folded if not c.isspace() and unicodedata.category(c) != "Cf")
+
     @classmethod
     def is_human_name(cls, name: str) -> bool:
         """Whether ``name`` reads as ``HUMAN`` whatever its case, width or spacing ("Human",
         " HUMAN ", "hu man", full-width letters). Only human votes carry that source; an
         automatic judge (or an imported source) so named would be counted as human."""
-        folded = unicodedata.normalize("NFKC", name).casefold()
-        return "".join(c for c in folded if not c.isspace()
-                       and unicodedata.category(c) != "Cf") == cls.HUMAN
+        return cls._folded(name) == cls.HUMAN
+
+    @classmethod
+    def is_reserved_name(cls, name: str) -> bool:
+        """Whether ``name`` reads as ``HUMAN`` or ``ADJUDICATION`` (in any spelling, as above):
+        neither may name an automatic judge or an imported source."""
+        return cls._folded(name) in (cls.HUMAN, cls.ADJUDICATION)

@@ -190,3 +190,19 @@ def test_only_the_record_service_creates_judgment_rows():
                           enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
                           if writes.search(line)]
     assert offenders == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", ["adjudication", " Adjudication ", "ADJUDICATION"])
+def test_adjudication_is_reserved_for_analysts_rulings(name):
+    from judging.judges.models import validate_judge_name
+
+    comparison = _comparison()
+    with pytest.raises(ValidationError, match="reserved"):
+        validate_judge_name(name)
+    with pytest.raises(ValidationError, match="reserved"):
+        judgment_record(source=name, annotator="x", comparison=comparison, choice="A")
+    with pytest.raises(ValidationError, match="reserved"):  # the ruling kind under another name
+        judgment_record(source="judge-x", annotator="x", comparison=comparison, choice="A",
+                        kind=Judgment.Kind.ADJUDICATION)
+    assert not Judgment.objects.exists()

@@ -118,7 +118,7 @@ def clean_row(row: dict, number: int) -> dict:
     out = {k: _text(row, k) for k in COLUMNS if k != "image_urls"}
     out["image_urls"] = _urls(row.get("image_urls"), number)
     out["source"] = out["source"] or Judgment.HUMAN
-    if out["source"] != Judgment.HUMAN and Judgment.is_human_name(out["source"]):
+    if out["source"] != Judgment.HUMAN and Judgment.is_reserved_name(out["source"]):
         raise ImportRejected(f"Row {number}: source {out['source']!r} is reserved: write "
                              f"{Judgment.HUMAN!r} for a human vote, another name for a judge")
     out["turn"] = out["turn"].lower()

@@ -48,9 +48,14 @@ def _judgment(*, source: str, annotator: str, kind: str = Judgment.Kind.PAIRWISE
     """One row, checked (ValidationError) and cut to its columns; not saved."""
     if not source or not annotator:
         raise ValidationError("a judgment names its source and annotator")
-    if source != Judgment.HUMAN and Judgment.is_human_name(source):
+    if kind == Judgment.Kind.ADJUDICATION or source == Judgment.ADJUDICATION:
+        if (kind, source) != (Judgment.Kind.ADJUDICATION, Judgment.ADJUDICATION):
+            raise ValidationError(f"source {Judgment.ADJUDICATION!r} is reserved for analysts' "
+                                  "rulings (judging.services.adjudication), of their own kind")
+    elif source != Judgment.HUMAN and Judgment.is_reserved_name(source):
         raise ValidationError(f"source {source!r} is reserved: human votes are "
-                              f"{Judgment.HUMAN!r}, an automatic judge takes another name")
+                              f"{Judgment.HUMAN!r}, analysts' rulings "
+                              f"{Judgment.ADJUDICATION!r}; an automatic judge takes another name")
     if assignment is not None and (source != Judgment.HUMAN or worker is None):
         raise ValidationError("a vote through an assignment is human and names its worker")
     on_response = response is not None or response_id is not None
