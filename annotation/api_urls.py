@@ -1,3 +1,4 @@
+from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from annotation.engine import api
@@ -10,4 +11,8 @@ router.register("workers", api.WorkerViewSet, basename="worker")
 router.register("assignments", api.AssignmentViewSet, basename="assignment")
 router.register("my/assignments", api.MyAssignmentViewSet, basename="my-assignment")
 
-urlpatterns = router.urls
+urlpatterns = [
+    path("batches/<uuid:uuid>/results.<str:fmt>", api.BatchResultsView.as_view(),
+         name="batch-results"),
+    *router.urls,
+]

@@ -2,11 +2,17 @@
 rubric score 1–5 with feedback (Prometheus-Vision) and which-feedback-is-better.
 
 Each type takes either a stored object (a Comparison, a Response, two score Judgments: what the
-sampling services create) or the texts inline (generic CSV batches). Stored payloads record their
-vote as Judgment rows inside the submit transaction, each tied to its assignment (one per
-assignment and turn), so a vote is counted once. Gold tasks are attention checks: they grade the
-worker and never become judgments.
+sampling services create) or the texts inline (generic CSV batches). An inline row that names
+its models (``model_a``/``model_b``, VisIT-Bench's ``A_model``/``B_model``; ``model`` for one
+response) is stored at upload with its sides randomised (``services.inline_rows``), so it
+becomes a stored payload. Stored payloads record their vote as Judgment rows inside the submit
+transaction, each tied to its assignment (one per assignment and turn), so a vote is counted
+once. Rows naming no model stay inline: their answers live on the assignments (and the batch's
+results export) only. Gold tasks are attention checks: they grade the worker and never become
+judgments.
 """
+from typing import Any, ClassVar
+
 from django import forms
 from django.core.exceptions import ValidationError
 from django.utils import timezone
@@ -14,6 +20,7 @@ from django.utils import timezone
 from annotation.engine.hit_types import HitType, register
 
 from .models import Comparison, Judgment, Response
+from .services.inline_rows import inline_rows_store
 from .services.judgments.record import judgment_record
 
 _CHOICES = [("A", "Response A"), ("B", "Response B")]
@@ -56,6 +63,33 @@ def _inline_images(payload) -> list[dict]:
     return [{"url": u, "caption": ""} for u in payload.get("image_urls", [])]
 
 
+def _aliased(payload: dict, aliases: dict[str, str]) -> dict:
+    """The row with released files' column names read as ours (ours win when both are given);
+    a single ``image_url`` becomes the list ``image_urls``."""
+    out = dict(payload)
+    for theirs, ours in aliases.items():
+        if out.get(ours) in (None, "") and out.get(theirs) not in (None, ""):
+            value = out[theirs]
+            if ours == "image_urls" and isinstance(value, str) and not value.lstrip().startswith("["):
+                value = [value.strip()]
+            out[ours] = value
+    return out
+
+
+class RatingHit(HitType):
+    """What the four rating types share: released column spellings read as ours, and inline
+    rows that name their models stored (sides randomised) before the tasks are created."""
+
+    #: A released file's column → our payload key.
+    aliases: ClassVar[dict[str, str]] = {}
+
+    def clean_payload(self, payload: dict[str, Any]) -> dict[str, Any]:
+        return super().clean_payload(_aliased(payload, self.aliases))
+
+    def prepare_rows(self, rows, *, seed):
+        return inline_rows_store(self.slug, rows, seed=seed)
+
+
 def _record(hit: HitType, assignment, **fields) -> Judgment:
     """A crowd vote, stamped with the HIT type and the version the worker saw (the assignment
     records it at claim time), so votes from different versions of a form stay apart."""
@@ -70,13 +104,18 @@ def _record(hit: HitType, assignment, **fields) -> Judgment:
 
 
 class PairwisePayloadForm(forms.Form):
-    """Either a stored comparison, or the texts inline (generic CSV batches)."""
+    """Either a stored comparison, or the texts inline (generic CSV batches), optionally with
+    the two models' names (then stored at upload) and an ``item_id`` shared by rows of one
+    item."""
 
     comparison = forms.UUIDField(required=False)
     instruction = forms.CharField(required=False, max_length=5000)
     image_urls = forms.JSONField(required=False)
     response_a = forms.CharField(required=False, max_length=20000)
     response_b = forms.CharField(required=False, max_length=20000)
+    model_a = forms.CharField(required=False, max_length=100)
+    model_b = forms.CharField(required=False, max_length=100)
+    item_id = forms.CharField(required=False, max_length=200)
 
     def clean(self):
         data = super().clean()
@@ -95,7 +134,7 @@ class PairwiseAnswerForm(forms.Form):
 
 
 @register
-class PairwiseHit(HitType):
+class PairwiseHit(RatingHit):
     slug = "pairwise_ab"
     version = "1"
     title = "Which response is better?"
@@ -104,6 +143,19 @@ class PairwiseHit(HitType):
     answer_form = PairwiseAnswerForm
     shortcuts = [("1 / A", "choose Response A"), ("2 / B", "choose Response B"),
                  ("Enter", "submit")]
+    aliases = {"A": "response_a", "B": "response_b", "A_model": "model_a",
+               "B_model": "model_b", "image_url": "image_urls"}
+    example_rows = [
+        {"instruction": "How many birds are sitting on the wire?",
+         "image_urls": ["https://example.org/samples/birds-on-wire.jpg"],
+         "model_a": "llava-1.5-13b", "response_a": "Four birds are sitting on the wire.",
+         "model_b": "instructblip-vicuna-7b", "response_b": "There are five birds."},
+        {"instruction": "What should the driver do at this sign?",
+         "image_urls": ["https://example.org/samples/road-sign.jpg"],
+         "model_a": "llava-1.5-13b", "response_a": "Yield to traffic from the left.",
+         "model_b": "instructblip-vicuna-7b",
+         "response_b": "Stop completely, then continue when the road is clear."},
+    ]
 
     def page_context(self, task):
         payload = task.payload
@@ -143,11 +195,15 @@ class PairwiseHit(HitType):
 
 class MultiTurnPayloadForm(forms.Form):
     """A stored comparison of two models on a conversation, or the turns inline:
-    ``turns`` = [{"instruction", "response_a", "response_b", "focus_points"?}, …] (1–3)."""
+    ``turns`` = [{"instruction", "response_a", "response_b", "focus_points"?,
+    "capability"?}, …] (1–3), optionally with the two models' names and an ``item_id``."""
 
     comparison = forms.UUIDField(required=False)
     image_urls = forms.JSONField(required=False)
     turns = forms.JSONField(required=False)
+    model_a = forms.CharField(required=False, max_length=100)
+    model_b = forms.CharField(required=False, max_length=100)
+    item_id = forms.CharField(required=False, max_length=200)
 
     def clean(self):
         data = super().clean()
@@ -197,7 +253,7 @@ def conversation_turns(comparison: Comparison) -> list[dict]:
 
 
 @register
-class MultiTurnHit(HitType):
+class MultiTurnHit(RatingHit):
     slug = "multiturn_ab"
     version = "1"
     title = "Which assistant handled the conversation better?"
@@ -207,6 +263,28 @@ class MultiTurnHit(HitType):
     shortcuts = [("1 / A", "Assistant A for the highlighted question"),
                  ("2 / B", "Assistant B for the highlighted question"),
                  ("Enter", "submit")]
+    aliases = {"A_model": "model_a", "B_model": "model_b", "image_url": "image_urls"}
+    example_rows = [
+        {"image_urls": ["https://example.org/samples/kitchen.jpg"],
+         "model_a": "llava-1.5-13b", "model_b": "qwen-vl-chat",
+         "turns": [
+             {"instruction": "What appliances can you see?",
+              "response_a": "A fridge, a kettle and a toaster.",
+              "response_b": "A fridge and a microwave."},
+             {"instruction": "Which of them would you use to make tea?",
+              "response_a": "The kettle, to boil the water.",
+              "response_b": "The microwave can heat a cup of water."}]},
+        {"image_urls": ["https://example.org/samples/bar-chart.png"],
+         "model_a": "qwen-vl-chat", "model_b": "llava-1.5-13b",
+         "turns": [
+             {"instruction": "Which bar is the tallest?",
+              "response_a": "The bar for 2021.", "response_b": "The bar for 2019."},
+             {"instruction": "By how much does it exceed the shortest?",
+              "response_a": "By about 40 units.", "response_b": "By roughly a third."},
+             {"instruction": "Write a one-line caption for the chart.",
+              "response_a": "Sales peaked in 2021.",
+              "response_b": "Yearly sales, 2018 to 2022."}]},
+    ]
 
     def _turns(self, task) -> tuple[list[dict], list[dict]]:
         payload = task.payload
@@ -247,7 +325,9 @@ class MultiTurnHit(HitType):
 
 
 class RubricPayloadForm(forms.Form):
-    """A stored response (+ optional rubric id; else the instance's first rubric), or inline."""
+    """A stored response (+ optional rubric id; else the instance's first rubric), or inline
+    (with the ``model`` that wrote the response, stored at upload, and an optional
+    ``item_id``)."""
 
     response = forms.UUIDField(required=False)
     rubric = forms.UUIDField(required=False)
@@ -261,6 +341,8 @@ class RubricPayloadForm(forms.Form):
     score4 = forms.CharField(required=False, max_length=2000)
     score5 = forms.CharField(required=False, max_length=2000)
     reference_answer = forms.CharField(required=False, max_length=20000)
+    model = forms.CharField(required=False, max_length=100)
+    item_id = forms.CharField(required=False, max_length=200)
 
     def clean(self):
         from annotation.models import ScoreRubric
@@ -290,8 +372,13 @@ class RubricAnswerForm(forms.Form):
     feedback = forms.CharField(min_length=20, max_length=2000, strip=True)
 
 
+_LEVELS = {"score1": "Does not address the question.", "score2": "Mostly wrong.",
+           "score3": "Partly right, with a clear error.", "score4": "Right, with a small slip.",
+           "score5": "Fully right and grounded in the image."}
+
+
 @register
-class RubricHit(HitType):
+class RubricHit(RatingHit):
     slug = "rubric_score"
     version = "1"
     title = "Score the response with the rubric"
@@ -299,6 +386,18 @@ class RubricHit(HitType):
     payload_form = RubricPayloadForm
     answer_form = RubricAnswerForm
     shortcuts = [("1–5", "choose the score"), ("Enter", "submit (outside the feedback box)")]
+    example_rows = [
+        {"instruction": "What time does the clock show?",
+         "image_urls": ["https://example.org/samples/clock.jpg"], "model": "llava-1.5-13b",
+         "response_text": "The clock shows ten past two.",
+         "criteria": "Does the answer read the time correctly from the image?", **_LEVELS,
+         "reference_answer": "It shows 2:10."},
+        {"instruction": "List the fruits in the bowl.",
+         "image_urls": ["https://example.org/samples/fruit-bowl.jpg"],
+         "model": "instructblip-vicuna-7b", "response_text": "Apples, a banana and grapes.",
+         "criteria": "Does the answer name every fruit and nothing that is not there?",
+         **_LEVELS},
+    ]
 
     def page_context(self, task):
         from annotation.models import ScoreRubric
@@ -345,7 +444,10 @@ class RubricHit(HitType):
 
 
 class FeedbackPayloadForm(forms.Form):
-    """Two stored score judgments of the same response, or the texts inline."""
+    """Two stored score judgments of the same response, or the texts inline — with the
+    ``model`` that wrote the response and the authors of the feedbacks (``source_a``,
+    ``source_b``: a judge's name or ``human``; optional ``score_a``, ``score_b``) they are
+    stored at upload."""
 
     judgment_a = forms.UUIDField(required=False)
     judgment_b = forms.UUIDField(required=False)
@@ -354,6 +456,12 @@ class FeedbackPayloadForm(forms.Form):
     response_text = forms.CharField(required=False, max_length=20000)
     feedback_a = forms.CharField(required=False, max_length=5000)
     feedback_b = forms.CharField(required=False, max_length=5000)
+    model = forms.CharField(required=False, max_length=100)
+    source_a = forms.CharField(required=False, max_length=100)
+    source_b = forms.CharField(required=False, max_length=100)
+    score_a = forms.FloatField(required=False, min_value=1, max_value=5)
+    score_b = forms.FloatField(required=False, min_value=1, max_value=5)
+    item_id = forms.CharField(required=False, max_length=200)
 
     def clean(self):
         data = super().clean()
@@ -375,7 +483,7 @@ class FeedbackPayloadForm(forms.Form):
 
 
 @register
-class FeedbackHit(HitType):
+class FeedbackHit(RatingHit):
     slug = "feedback_ab"
     version = "1"
     title = "Which feedback is better?"
@@ -384,6 +492,22 @@ class FeedbackHit(HitType):
     answer_form = PairwiseAnswerForm
     shortcuts = [("1 / A", "choose Feedback A"), ("2 / B", "choose Feedback B"),
                  ("Enter", "submit")]
+    example_rows = [
+        {"instruction": "What time does the clock show?",
+         "image_urls": ["https://example.org/samples/clock.jpg"], "model": "llava-1.5-13b",
+         "response_text": "The clock shows ten past two.",
+         "source_a": "prometheus-vision-13b", "score_a": 5,
+         "feedback_a": "The hour and minute hands are read correctly: 2:10.",
+         "source_b": "gpt-4v", "score_b": 3,
+         "feedback_b": "The answer gives a time but does not say whether it is day or night."},
+        {"instruction": "List the fruits in the bowl.",
+         "image_urls": ["https://example.org/samples/fruit-bowl.jpg"],
+         "model": "instructblip-vicuna-7b", "response_text": "Apples, a banana and grapes.",
+         "source_a": "gpt-4v", "score_a": 4,
+         "feedback_a": "Names the apples and banana; the grapes are actually cherries.",
+         "source_b": "prometheus-vision-13b", "score_b": 5,
+         "feedback_b": "Every fruit in the bowl is named."},
+    ]
 
     def page_context(self, task):
         payload = task.payload

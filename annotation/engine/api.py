@@ -1,6 +1,7 @@
 """REST API: admins manage batches and read everything; annotators claim, read and submit
 their own assignments only."""
 from django.core.exceptions import ValidationError
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
@@ -8,8 +9,10 @@ from rest_framework.exceptions import PermissionDenied
 from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.generics import get_object_or_404  # a malformed uuid is a 404 too
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from annotation.core.permissions import IsAdmin, IsAnnotator
+from annotation.engine.results import FORMATS, UnknownFormat, check_format, results_response
 from annotation.engine.selectors import batch_progress
 from annotation.engine.serializers import (
     AssignmentSerializer,
@@ -61,6 +64,29 @@ class BatchViewSet(viewsets.ReadOnlyModelViewSet):
         except (ValidationError, KeyError) as exc:
             raise ApiValidationError({"status": [str(exc)]}) from exc
         return Response(BatchSerializer(batch).data)
+
+
+class BatchResultsView(APIView):
+    """``GET /api/batches/<uuid>/results.<csv|jsonl|parquet>``: the batch's results, one row
+    per assignment (``annotation.engine.results``)."""
+
+    permission_classes = [IsAdmin]
+
+    def perform_content_negotiation(self, request, force=False):
+        # The file's type is no renderer's: whatever the client accepts, errors are JSON.
+        return super().perform_content_negotiation(request, force=True)
+
+    @extend_schema(
+        operation_id="batches_results_retrieve",
+        responses={(200, FORMATS[f][0].split(";")[0]): OpenApiTypes.BINARY for f in FORMATS},
+        parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(FORMATS))])
+    def get(self, request, uuid, fmt):
+        batch = get_object_or_404(Batch, uuid=uuid)
+        try:
+            check_format(fmt)
+        except UnknownFormat as exc:
+            raise ApiValidationError({"format": [str(exc)]}) from exc
+        return results_response([batch], fmt)
 
 
 class TaskViewSet(viewsets.ReadOnlyModelViewSet):

@@ -18,6 +18,8 @@ class HitType:
     payload_form: ClassVar[type[forms.Form] | None] = None
     #: (key, what it does) pairs listed on the page; the page's JS binds them.
     shortcuts: ClassVar[list[tuple[str, str]]] = []
+    #: Valid upload rows (what a sample file for this type holds; JSON values as Python).
+    example_rows: ClassVar[list[dict[str, Any]]] = []
 
     def clean_payload(self, payload: dict[str, Any]) -> dict[str, Any]:
         """Validate one task's payload (a CSV/JSONL row); raise ValidationError if bad."""
@@ -27,6 +29,18 @@ class HitType:
         if not form.is_valid():
             raise ValidationError(_flatten(form.errors))
         return {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
+
+    def prepare_rows(self, rows: list[tuple[dict[str, Any], Any]], *, seed: int | str
+                     ) -> list[tuple[dict[str, Any], Any]]:
+        """Turn a whole upload's cleaned ``(payload, gold)`` rows into what its tasks store.
+
+        Runs inside the batch's transaction, after every row passed ``clean_payload`` and
+        ``clean_gold``: a rating type stores inline texts as the objects its stored payloads
+        name, so votes on them are recorded like any other. ``seed`` makes any random choice
+        (which side a response is shown on) reproducible for the batch. Raise ValidationError
+        whose message starts with the row ("Row 3: …"); nothing is written then. The default
+        keeps the rows as they are."""
+        return rows
 
     def clean_answer(self, data: Any, *, task) -> dict[str, Any]:
         """Validate a worker's answer; returns the structured answer to store."""

@@ -208,4 +208,6 @@ class Assignment(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.task} by {self.worker} ({self.status})"
+        # Who did it is shown as the person by the pages that load them (the worker row's own
+        # string, "local:user-3", is an id, not a name).
+        return f"task {self.task} ({self.status})"

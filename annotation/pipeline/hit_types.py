@@ -24,6 +24,12 @@ from annotation.pipeline import tasks as _tasks  # noqa: F401  registers the pip
 MAX_INSTRUCTION = 200
 MAX_CAPTION = 2000
 
+# Example rows (the upload page's sample files) name the demo's family and stand-in instance
+# ids: an admin replaces the ids with their own instances' (Content › Instances).
+EXAMPLE_FAMILY = "Demo pipeline: colour and counting"
+EXAMPLE_INSTANCES = ("00000000-0000-4000-8000-00000000e001",
+                     "00000000-0000-4000-8000-00000000e002")
+
 _FETCH_MESSAGES = {
     "scheme": "Use a direct http(s) link to the image.",
     "blocked_address": "That address is on a private or local network; use a public image URL.",
@@ -85,6 +91,7 @@ class InstructionGenerationHit(HitType):
     template = "annotation/hits/instruction_generation.html"
     payload_form = FamilyPayloadForm
     answer_form = InstructionAnswerForm
+    example_rows = [{"family": EXAMPLE_FAMILY}, {"family": EXAMPLE_FAMILY}]
 
     def clean_answer(self, data, *, task):
         answer = super().clean_answer(data, task=task)
@@ -113,6 +120,7 @@ class InstructionCaptionHit(HitType):
     title = "Describe the image(s) for this instruction"
     template = "annotation/hits/instruction_caption.html"
     payload_form = InstancePayloadForm
+    example_rows = [{"instance": uuid} for uuid in EXAMPLE_INSTANCES]
 
     class answer_form(forms.Form):  # noqa: N801  (the registry's attribute name)
         """Placeholder; the real form has one field per image (see ``clean_answer``)."""
@@ -166,6 +174,8 @@ class ReferenceVerificationHit(HitType):
     template = "annotation/hits/reference_verification.html"
     payload_form = InstancePayloadForm
     answer_form = VerificationAnswerForm
+    example_rows = [{"instance": EXAMPLE_INSTANCES[0]},
+                    {"instance": EXAMPLE_INSTANCES[1], "_gold_answer": {"correct": "yes"}}]
     shortcuts = [("Y", "yes"), ("N", "no"), ("1 / 2", "choose the reason"), ("Enter", "submit")]
 
     def page_context(self, task):

@@ -12,6 +12,7 @@ from django.db import transaction
 from annotation.core import csv_safety
 from annotation.core.db_text import storage_problem
 from annotation.engine.hit_types import get_hit_type
+from annotation.engine.services.completion import batch_announce_finished
 from annotation.models import Batch, Task
 
 
@@ -62,11 +63,14 @@ def rows_from_upload(name: str, data: bytes) -> list[dict[str, Any]]:
 def batch_create_from_rows(
     *, hit_type: str, title: str, rows: Iterable[dict[str, Any]], assignments_per_task: int = 5,
     reward: Decimal = Decimal("0"), lease_seconds: int = 1800, instructions: str = "",
-    description: str = "", min_seconds: int = 0, **options: Any,
+    description: str = "", min_seconds: int = 0, seed: int | str | None = None, **options: Any,
 ) -> Batch:
     """One batch with one task per row, all or nothing.
 
     A row's ``_gold_answer`` column (JSON) marks it as a gold task with that known answer.
+    Once every row is clean, the HIT type's ``prepare_rows`` turns them into the tasks'
+    payloads (a rating type stores inline texts and randomises their sides); its random
+    choices are seeded by ``seed``, by default the new batch's uuid, so they can be redrawn.
     """
     hit = get_hit_type(hit_type)
     cleaned: list[tuple[dict, Any]] = []
@@ -89,6 +93,10 @@ def batch_create_from_rows(
         lease_seconds=lease_seconds, instructions=instructions, description=description,
         min_seconds=min_seconds, **options,
     )
+    try:
+        cleaned = hit.prepare_rows(cleaned, seed=str(batch.uuid) if seed is None else seed)
+    except ValidationError as exc:
+        raise RowError("; ".join(exc.messages)) from exc
     Task.objects.bulk_create(
         Task(
             batch=batch, position=i, payload=payload, is_gold=gold is not None,
@@ -108,8 +116,12 @@ def batch_set_status(batch: Batch, status: str) -> Batch:
     }
     if status not in allowed[batch.status]:
         raise ValidationError(f"A {batch.status} batch cannot become {status}.")
-    Batch.objects.filter(pk=batch.pk).update(status=status)
-    batch.status = status
+    with transaction.atomic():
+        if not Batch.objects.filter(pk=batch.pk, status=batch.status).update(status=status):
+            raise ValidationError("The batch changed meanwhile; reload and try again.")
+        batch.status = status
+        if status == Batch.Status.FINISHED:
+            batch_announce_finished(batch, how="finished by an admin")
     return batch
 
 
