@@ -1,6 +1,7 @@
-"""Admin for the marketplaces: launch (estimate + confirmation), preview, pause, resume, extend,
-expire, sync now, status counts, bonuses and review; workers, whom blocking reaches on their
-marketplace too. Every button calls one service."""
+"""Admin for the marketplaces: launch (estimate + confirmation, Sandbox or Production in large
+type), preview, pause, resume, extend, expire, sync now, status counts, bonuses and review; the
+review and payments pages of any batch (``admin_batch_money``); workers (``admin_workers``).
+Every button calls one service."""
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -10,7 +11,6 @@ from django.utils.html import format_html
 
 from annotation.core.clients import mturk as mturk_client
 from annotation.core.clients.errors import MarketplaceError
-from annotation.engine.services.workers import worker_block
 from annotation.models import (
     Bonus,
     MarketplaceBatch,
@@ -18,8 +18,9 @@ from annotation.models import (
     ProviderConfig,
     ProviderHit,
     ProviderSubmission,
-    Worker,
 )
+from annotation.providers import admin_workers  # noqa: F401  (registers the Worker admin)
+from annotation.providers.admin_batch_money import BatchMoneyViews
 from annotation.providers.costs import BudgetExceeded
 from annotation.providers.selectors import batch_costs, batch_status_counts
 from annotation.providers.services import (
@@ -32,8 +33,6 @@ from annotation.providers.services import (
     batch_resume,
     batch_sync,
     config_for,
-    provider_worker_block,
-    provider_worker_unblock,
     qualification_push,
     worker_bonus,
 )
@@ -61,7 +60,7 @@ class ProviderConfigInline(admin.StackedInline):
 
 
 @admin.register(MarketplaceBatch)
-class MarketplaceBatchAdmin(admin.ModelAdmin):
+class MarketplaceBatchAdmin(BatchMoneyViews, admin.ModelAdmin):
     list_display = ("title", "provider", "status", "counts", "costs", "buttons")
     list_filter = ("provider", "status")
     fields = ("title", "provider", "status", "reward", "assignments_per_task", "budget",
@@ -98,8 +97,11 @@ class MarketplaceBatchAdmin(admin.ModelAdmin):
                        + "?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE")
         return format_html(
             '<a class="button" href="{}">Launch…</a> <a href="{}" target="_blank" '
-            'rel="noopener">Preview as a worker</a>',
-            reverse("admin:annotation_marketplacebatch_launch", args=[obj.pk]), preview)
+            'rel="noopener">Preview as a worker</a> · <a href="{}">Review</a> · '
+            '<a href="{}">Payments</a>',
+            reverse("admin:annotation_marketplacebatch_launch", args=[obj.pk]), preview,
+            reverse("admin:annotation_marketplacebatch_review", args=[obj.pk]),
+            reverse("admin:annotation_marketplacebatch_payments", args=[obj.pk]))
 
     def get_urls(self):
         return [path("<int:pk>/launch/", self.admin_site.admin_view(self.launch_view),
@@ -110,7 +112,8 @@ class MarketplaceBatchAdmin(admin.ModelAdmin):
             raise PermissionDenied  # staff without the model permission: 403
         batch = get_object_or_404(MarketplaceBatch, pk=pk)
         config_for(batch)
-        production = batch.provider == "mturk" and mturk_client.is_production()
+        mturk = batch.provider == "mturk"
+        production = mturk and mturk_client.is_production()
         form = LaunchForm(request.POST or None, production=production)
         if request.method == "POST" and form.is_valid():
             try:
@@ -126,7 +129,8 @@ class MarketplaceBatchAdmin(admin.ModelAdmin):
         context = {**self.admin_site.each_context(request), "opts": self.model._meta,
                    "title": f"Launch “{batch.title}” on {batch.get_provider_display()}",
                    "batch": batch, "form": form, "costs": batch_costs(batch),
-                   "production": production, "tasks": batch.tasks.count()}
+                   "production": production, "tasks": batch.tasks.count(),
+                   "mturk_endpoint": mturk_client.endpoint() if mturk else ""}
         return render(request, "admin/annotation/marketplacebatch/launch.html", context)
 
     def _each(self, request, queryset, service, verb):
@@ -258,39 +262,3 @@ class ProviderActionAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
-
-
-@admin.register(Worker)
-class WorkerAdmin(admin.ModelAdmin):
-    list_display = ("provider", "external_id", "user", "blocked", "blocked_reason", "created_at")
-    list_filter = ("provider", "blocked")
-    search_fields = ("external_id", "user__username")
-    actions = ("block", "block_on_marketplace", "unblock")
-
-    @admin.action(description="Block here (our batches only)")
-    def block(self, request, queryset):
-        for worker in queryset:
-            worker_block(worker, f"Blocked by {request.user}")
-
-    @admin.action(description="Block here and on their marketplace (MTurk)")
-    def block_on_marketplace(self, request, queryset):
-        self._each(request, queryset, "blocked", lambda worker, actor: provider_worker_block(
-            worker, reason=f"Blocked by {actor}", actor=actor))
-
-    @admin.action(description="Unblock here and on their marketplace")
-    def unblock(self, request, queryset):
-        self._each(request, queryset, "unblocked", lambda worker, actor: provider_worker_unblock(
-            worker, actor=actor))
-
-    def _each(self, request, queryset, verb, call):
-        done = 0
-        for worker in queryset:
-            try:
-                call(worker, request.user.get_username())
-            except MarketplaceError as exc:  # our flag is set; the marketplace refused
-                self.message_user(request, f"{worker}: {verb} here, not on the marketplace: "
-                                           f"{exc}", messages.ERROR)
-            else:
-                done += 1
-        if done:
-            self.message_user(request, f"{done} worker(s) {verb}.")

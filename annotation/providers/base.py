@@ -68,6 +68,7 @@ class Provider:
     name = "local"
     paid = False  # True: real money moves, so a budget is required
     bonus_idempotent = True  # a retried bonus with the same token can never pay twice
+    can_block = False  # True when ``block`` / ``unblock`` reach the marketplace
 
     def fees(self) -> FeeSchedule:
         return FeeSchedule()

@@ -55,6 +55,7 @@ class MTurkProvider(Provider):
     name = "mturk"
     paid = True
     bonus_idempotent = True
+    can_block = True  # CreateWorkerBlock / DeleteWorkerBlock
 
     def __init__(self, client=None):
         self._client = client

@@ -1,13 +1,14 @@
-"""Reads for the marketplace side: cost so far, what is committed, status counts. No writes."""
+"""Reads for the marketplace side: cost so far, what is committed, status counts, whether a
+worker's block reached their marketplace. No writes."""
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db.models import Count, Q
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
 from annotation.models import Assignment, Batch, Task, Worker
 from annotation.providers.base import get_provider
 from annotation.providers.costs import ZERO, CostEstimate, estimate
-from annotation.providers.models import Bonus, ProviderHit, ProviderSubmission
+from annotation.providers.models import Bonus, ProviderAction, ProviderHit, ProviderSubmission
 
 _COMMITTED_BONUS = (Bonus.Status.PENDING, Bonus.Status.SENDING, Bonus.Status.PAID,
                     Bonus.Status.UNCERTAIN)
@@ -71,3 +72,39 @@ def published_studies(batch: Batch) -> set[str]:
     """The Prolific study ids this deployment created for ``batch`` (empty until launched)."""
     return set(ProviderHit.objects.filter(batch=batch, provider=Worker.Provider.PROLIFIC)
                .exclude(external_id="").values_list("external_id", flat=True))
+
+
+_BLOCK_ACTIONS = ("block", "unblock")
+
+
+def with_marketplace_block(workers: QuerySet) -> QuerySet:
+    """Annotate each worker with the last block/unblock call made on their marketplace (the
+    action log is the record: ``mb_action``, ``mb_ok``, ``mb_detail``), in the same query."""
+    last = (ProviderAction.objects.filter(provider=OuterRef("provider"),
+                                          target=OuterRef("external_id"),
+                                          action__in=_BLOCK_ACTIONS)
+            .order_by("-created_at", "-pk"))
+    return workers.annotate(mb_action=Subquery(last.values("action")[:1]),
+                            mb_ok=Subquery(last.values("ok")[:1]),
+                            mb_detail=Subquery(last.values("detail")[:1]))
+
+
+def marketplace_block_state(worker: Worker) -> tuple[str, bool]:
+    """(what to say about the worker's block on their marketplace, whether it needs a retry).
+
+    Reads the ``mb_*`` annotations of ``with_marketplace_block`` (or looks them up)."""
+    if worker.provider == Worker.Provider.LOCAL:
+        return "— (local account)", False
+    provider = get_provider(worker.provider)
+    if not provider.can_block:
+        return f"n/a ({Worker.Provider(provider.name).label} has no worker block)", False
+    if not hasattr(worker, "mb_action"):
+        worker = with_marketplace_block(Worker.objects.filter(pk=worker.pk)).get()
+    action, ok, detail = worker.mb_action, worker.mb_ok, worker.mb_detail or ""
+    if action is None:
+        if worker.blocked:
+            return "not blocked there yet (the block was not sent)", True
+        return "not blocked", False
+    if action == "block":
+        return ("blocked", False) if ok else (f"block FAILED: {detail}", worker.blocked)
+    return ("unblocked", False) if ok else (f"unblock FAILED: {detail}", False)

@@ -1,7 +1,8 @@
 """Celery tasks of the providers: each takes ids, calls one service, is safe to run twice."""
 from celery import shared_task
 
-from annotation.models import Batch
+from annotation.core.clients.errors import MarketplaceError
+from annotation.models import Batch, Worker
 from annotation.providers import services
 
 
@@ -20,3 +21,16 @@ def sync_batch(batch_id: int) -> int:
 @shared_task(name="annotation.providers.tasks.push_qualifications")
 def push_qualifications() -> int:
     return services.qualification_push(actor="celery")
+
+
+@shared_task(name="annotation.providers.tasks.block_on_marketplace")
+def block_on_marketplace(worker_id: int) -> bool:
+    """Queued by the engine's ``worker_block`` (e.g. the gold auto-block) after its commit. A
+    refusal is already in the action log, where the worker admin shows it and can retry."""
+    worker = Worker.objects.filter(pk=worker_id).first()
+    if worker is None:
+        return False
+    try:
+        return services.worker_marketplace_block(worker, actor="auto-block")
+    except MarketplaceError:
+        return False

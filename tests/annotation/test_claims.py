@@ -103,7 +103,7 @@ def test_ineligible_workers_get_nothing(problem):
 
 
 def test_specific_claim_is_idempotent_and_refuses_forged_ids():
-    batch = make_batch(1, n=2)
+    batch = make_batch(1, n=2, provider="mturk")
     task = batch.tasks.get()
     w1, w2 = make_workers(2, provider="mturk")
     a = task_claim_specific(task=task, worker=w1, provider_assignment_id="ASG1")

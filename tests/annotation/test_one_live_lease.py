@@ -271,7 +271,7 @@ def test_a_claim_that_finds_its_concurrent_twin_s_lease_in_the_index_returns_it(
 
 
 def test_a_marketplace_arrival_while_holding_a_live_lease_is_refused():
-    batch = make_batch(3, n=1)
+    batch = make_batch(3, n=1, provider="mturk")
     first, second = batch.tasks.order_by("position")[:2]
     (worker,) = make_workers(1, provider="mturk")
     held = task_claim_specific(task=first, worker=worker, provider_assignment_id="ASG1")
@@ -284,7 +284,7 @@ def test_a_marketplace_arrival_while_holding_a_live_lease_is_refused():
 
 
 def test_a_marketplace_arrival_after_a_stale_lease_expires_it():
-    batch = make_batch(3, n=1, lease_seconds=60)
+    batch = make_batch(3, n=1, lease_seconds=60, provider="mturk")
     first, second = batch.tasks.order_by("position")[:2]
     (worker,) = make_workers(1, provider="mturk")
     now = timezone.now()

@@ -35,6 +35,9 @@ def ensure_eligible(batch: Batch, worker: Worker) -> None:
         raise NotEligible("This batch is not accepting work right now.")
     if worker.blocked:
         raise NotEligible("Your account is blocked from new work.")
+    if batch.provider != worker.provider:  # a marketplace pays for its slots: none leak out
+        raise NotEligible(f"This batch runs on {batch.get_provider_display()}; its tasks are "
+                          "taken there.")
     if batch.required_qualification_id and not QualificationGrant.objects.filter(
         qualification_id=batch.required_qualification_id, worker=worker, revoked=False
     ).exists():

@@ -1,4 +1,5 @@
-"""Worker identity: local accounts and marketplace arrivals map onto one Worker row."""
+"""Worker identity (local accounts and marketplace arrivals map onto one Worker row) and
+blocking, which reaches a marketplace worker's marketplace too."""
 from django.db import IntegrityError, transaction
 
 from annotation.models import Worker
@@ -28,9 +29,28 @@ def worker_for_external(provider: str, external_id: str) -> Worker:
     return worker
 
 
-def worker_block(worker: Worker, reason: str) -> None:
+def worker_block(worker: Worker, reason: str, *, marketplace: bool = True) -> None:
+    """Block the worker here; a marketplace worker is blocked on their marketplace too.
+
+    That call runs after the caller's transaction commits, in the background: the gold
+    auto-block happens inside a submit's transaction, and marketplace calls never run inside
+    one. Its outcome goes to the marketplace action log, where a failure stays visible and the
+    worker admin can retry it. ``marketplace=False`` is for the caller that makes the call
+    itself (``providers.services.provider_worker_block``).
+    """
     Worker.objects.filter(pk=worker.pk).update(blocked=True, blocked_reason=reason[:200])
     worker.blocked, worker.blocked_reason = True, reason[:200]
+    if marketplace and worker.provider != Worker.Provider.LOCAL:
+        worker_id = worker.pk
+        transaction.on_commit(lambda: _queue_marketplace_block(worker_id))
+
+
+def _queue_marketplace_block(worker_id: int) -> None:
+    # Imported here: the marketplace side (providers) builds on the engine, not the reverse.
+    from annotation.core.background import run_outside_request
+    from annotation.providers.tasks import block_on_marketplace
+
+    run_outside_request(block_on_marketplace, (worker_id,))
 
 
 def worker_unblock(worker: Worker) -> None:

@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.engine.services.completion import batches_finish_completed
 from annotation.models import Batch
-from annotation.providers.services import batch_sync, qualification_push
+from annotation.providers.services import batch_sync, local_auto_approve, qualification_push
 
 
 class Command(BaseCommand):
@@ -23,3 +24,6 @@ class Command(BaseCommand):
             for error in r.errors:
                 self.stderr.write(f"  {error}")
         self.stdout.write(f"Qualifications pushed: {qualification_push(actor='command')}")
+        # Local batches follow MTurk's auto-approval delay too; without beat, this runs it.
+        self.stdout.write(f"Local work auto-approved: {local_auto_approve(actor='command')}")
+        self.stdout.write(f"Batches finished (all work done): {batches_finish_completed()}")

@@ -24,11 +24,13 @@ from .common import (
     launch_guard,
 )
 from .launch import batch_expire, batch_extend, batch_launch, batch_pause, batch_resume
+from .local_review import local_assignment_approve, local_assignment_reject, local_auto_approve
 from .review import assignment_approve, assignment_reject, batch_sync, sync_all
 from .workers import (
     provider_worker_block,
     provider_worker_unblock,
     qualification_push,
+    worker_marketplace_block,
     workers_notify,
 )
 
@@ -53,11 +55,15 @@ __all__ = [
     "config_for",
     "launch_context",
     "launch_guard",
+    "local_assignment_approve",
+    "local_assignment_reject",
+    "local_auto_approve",
     "prolific_arrival_claim",
     "provider_worker_block",
     "provider_worker_unblock",
     "qualification_push",
     "sync_all",
     "worker_bonus",
+    "worker_marketplace_block",
     "workers_notify",
 ]

@@ -24,6 +24,11 @@ from annotation.providers.services.common import (
     remote_assignment_id,
     require_outside_transaction,
 )
+from annotation.providers.services.local_review import (
+    local_assignment_approve,
+    local_assignment_reject,
+    local_auto_approve,
+)
 from annotation.providers.services.workers import qualification_push
 
 
@@ -114,12 +119,17 @@ def _gold_verdict(batch: Batch, worker: Worker, config: ProviderConfig) -> tuple
 
 
 def assignment_approve(assignment: Assignment, *, feedback: str = "", actor: str = "") -> bool:
-    """Approve (and so pay) a submitted assignment; False when it already was approved."""
+    """Approve (and so pay) a submitted assignment; False when it already was approved.
+    Local batches follow the same rules without a marketplace (``local_review``)."""
+    if assignment.batch.provider == Worker.Provider.LOCAL:
+        return local_assignment_approve(assignment, feedback=feedback, actor=actor)
     return _decide(assignment, Assignment.Status.APPROVED, "approve", feedback, actor)
 
 
 def assignment_reject(assignment: Assignment, *, reason: str, actor: str = "") -> bool:
     """Reject a submitted assignment with a reason the worker sees; False if already rejected."""
+    if assignment.batch.provider == Worker.Provider.LOCAL:
+        return local_assignment_reject(assignment, reason=reason, actor=actor)
     require_outside_transaction()
     reason = (reason or "").strip()
     if not reason:
@@ -152,10 +162,9 @@ def _decide(assignment: Assignment, status: str, action: str, note: str, actor: 
     return bool(flipped)
 
 
-
-
 def sync_all(*, actor: str = "beat") -> dict[str, SyncReport]:
-    """Sync every marketplace batch that has published units and is not long finished."""
+    """Sync every marketplace batch that has published units and is not long finished, push
+    qualifications, and auto-approve local work past its delay (MTurk does its own)."""
     reports = {}
     recent = timezone.now() - timedelta(days=30)  # expired units still collect late reviews
     batches = Batch.objects.exclude(provider=Worker.Provider.LOCAL).filter(
@@ -165,4 +174,5 @@ def sync_all(*, actor: str = "beat") -> dict[str, SyncReport]:
     for batch in batches:
         reports[str(batch.uuid)] = batch_sync(batch, actor=actor)
     qualification_push(actor=actor)
+    local_auto_approve()
     return reports

@@ -57,10 +57,30 @@ def qualification_push(*, actor: str = "") -> int:
 
 
 def provider_worker_block(worker: Worker, *, reason: str, actor: str = "") -> None:
-    """Block here, and on the worker's marketplace where it can block."""
+    """Block here, then on the worker's marketplace where it can block (MTurk:
+    CreateWorkerBlock; Prolific's API has no block). Our flag is set first and holds when the
+    marketplace refuses: ``MarketplaceError`` is raised after the failure is logged, and
+    ``worker_marketplace_block`` retries it."""
     require_outside_transaction()
-    worker_block(worker, reason)
+    worker_block(worker, reason, marketplace=False)
     _remote_worker_call(worker, "block", lambda p: p.block(worker.external_id, reason), actor)
+
+
+def worker_marketplace_block(worker: Worker, *, actor: str = "") -> bool:
+    """(Re)send the marketplace block of a worker blocked here; False when there is nothing to
+    send (unblocked meanwhile, a local worker, or a marketplace without blocks).
+
+    Used by the background job the engine's ``worker_block`` queues (the gold auto-block) and
+    by the admin's retry. No money is attached to a block, so a repeat needs no claim: at
+    worst the marketplace refuses it, and the refusal is logged like any other.
+    """
+    require_outside_transaction()
+    worker.refresh_from_db(fields=["blocked", "blocked_reason"])
+    if not worker.blocked:
+        return False
+    reason = worker.blocked_reason or "Blocked"
+    return _remote_worker_call(worker, "block", lambda p: p.block(worker.external_id, reason),
+                               actor)
 
 
 def provider_worker_unblock(worker: Worker, *, actor: str = "") -> None:
@@ -69,18 +89,19 @@ def provider_worker_unblock(worker: Worker, *, actor: str = "") -> None:
     _remote_worker_call(worker, "unblock", lambda p: p.unblock(worker.external_id), actor)
 
 
-def _remote_worker_call(worker: Worker, action: str, call, actor: str) -> None:
+def _remote_worker_call(worker: Worker, action: str, call, actor: str) -> bool:
     if worker.provider == Worker.Provider.LOCAL:
-        return
+        return False
     provider = get_provider(worker.provider)
     try:
         call(provider)
     except NotSupported:
-        return
+        return False
     except MarketplaceError as exc:
         action_log(None, provider.name, action, worker.external_id, False, exc, actor)
         raise
     action_log(None, provider.name, action, worker.external_id, True, "", actor)
+    return True
 
 
 def workers_notify(batch: Batch, *, subject: str, message: str, actor: str = "") -> list[str]:

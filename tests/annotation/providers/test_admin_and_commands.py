@@ -121,7 +121,7 @@ def test_worker_admin_blocks_and_unblocks_on_the_marketplace(mturk, admin_client
     turker, local = worker_for_external("mturk", "W7"), worker_for_external("local", "user-9")
     mturk.add_response("create_worker_block", {}, {"WorkerId": "W7",
                                                    "Reason": "Blocked by ada_admin"})
-    notes = run_action(admin_client_, "worker", "block_on_marketplace", [turker, local])
+    notes = run_action(admin_client_, "worker", "block", [turker, local])
     assert notes == ["2 worker(s) blocked."]  # the local worker: our flag only, no call
     assert set(Worker.objects.values_list("blocked", flat=True)) == {True}
     assert ProviderAction.objects.get(action="block").target == "W7"
@@ -129,20 +129,19 @@ def test_worker_admin_blocks_and_unblocks_on_the_marketplace(mturk, admin_client
     assert run_action(admin_client_, "worker", "unblock", [turker, local]) == [
         "2 worker(s) unblocked."]
     assert set(Worker.objects.values_list("blocked", flat=True)) == {False}
-    # "Block here" never calls the marketplace; a refused marketplace block is reported, and
-    # our own flag holds (the worker is refused here either way).
-    run_action(admin_client_, "worker", "block", [turker])
-    assert Worker.objects.get(pk=turker.pk).blocked
+    # A refused marketplace block is reported, and our own flag holds (the worker is refused
+    # here either way).
     mturk.add_client_error("create_worker_block", "RequestError", "WorkerId is invalid.",
                            http_status_code=400)
-    notes = run_action(admin_client_, "worker", "block_on_marketplace", [turker])
-    assert len(notes) == 1 and "blocked here, not on the marketplace" in notes[0]
+    notes = run_action(admin_client_, "worker", "block", [turker])
+    assert len(notes) == 1 and "not blocked on the marketplace" in notes[0]
+    assert Worker.objects.get(pk=turker.pk).blocked
     assert ProviderAction.objects.filter(action="block", ok=False).count() == 1
 
 
 def test_blocking_a_prolific_worker_is_ours_only_and_logs_no_marketplace_block(admin_client_):
     participant = worker_for_external("prolific", "5f0c0ffee0c0ffee0c0ffee0")
-    notes = run_action(admin_client_, "worker", "block_on_marketplace", [participant])
+    notes = run_action(admin_client_, "worker", "block", [participant])
     assert notes == ["1 worker(s) blocked."] and Worker.objects.get(pk=participant.pk).blocked
     assert not ProviderAction.objects.filter(action="block").exists()  # Prolific has no call
 
