@@ -24,12 +24,17 @@ cat <<MSG
   VLM Eval demo on http://127.0.0.1:8000/
     annotator pages   http://127.0.0.1:8000/            (anna / ben)
     admin             http://127.0.0.1:8000/admin/      (admin)
-    leaderboards      http://127.0.0.1:8000/eval/leaderboard/        (analyst)
+    leaderboards      http://127.0.0.1:8000/eval/leaderboard/        (analyst; pairwise and scores)
     judge runs        http://127.0.0.1:8000/eval/judges/             (analyst)
     agreement reports http://127.0.0.1:8000/reports/                 (analyst)
     pipeline          http://127.0.0.1:8000/pipeline/                (admin)
     API schema        http://127.0.0.1:8000/api/schema/ (any login)
   Password for every demo login: demo-password        Stop with Ctrl-C.
+
+  What is in it: generated pictures (shapes, bar charts, a house scene) whose facts the texts
+  follow; answers by invented models (names end in "(demo)"), some deliberately wrong; a
+  simulated crowd's votes in forced-choice (with gold checks), multi-turn, rubric and
+  which-feedback batches; the three construction steps waiting for work; stand-in judges.
 
 MSG
 .venv/bin/python manage.py runserver 127.0.0.1:8000 --noreload

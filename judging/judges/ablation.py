@@ -21,6 +21,7 @@ the same lines back (``"turns"`` as exported, or ``"responses": {"2": "...", "3"
 from __future__ import annotations
 
 import json
+import random
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 
@@ -34,6 +35,7 @@ from annotation.models import Instance
 
 from ..models import Comparison, EvalModel, Judgment, Response
 from ..selectors import current_verdicts
+from ..services.comparisons import comparison_new
 from ..services.responses import reference_model
 from .models import Judge
 from .plans import SUBSTITUTED
@@ -165,10 +167,12 @@ def import_responses(*, model_name: str, lines: Iterable[str]) -> int:
 
 @transaction.atomic
 def ablation_comparisons(*, model: EvalModel, conditions: Iterable[str] = CONDITIONS,
-                         instances=None) -> list[Comparison]:
+                         instances=None, seed: int = 0) -> list[Comparison]:
     """Comparisons of ``model``'s conversations (turn-1 response per condition) against the
-    human reference conversation, created once; reference turns come from the annotations."""
+    human reference conversation, created once (in either order); reference turns come from
+    the annotations. Sides are drawn at random (seeded), like every sampled comparison."""
     ref = reference_model()
+    rnd = random.Random(seed)
     out = []
     for instance in _conversations(instances):
         turns = {t.turn: t for t in instance.turns.all()}
@@ -185,10 +189,14 @@ def ablation_comparisons(*, model: EvalModel, conditions: Iterable[str] = CONDIT
                                            condition=condition).first()
             if mine is None:
                 continue
-            comparison = Comparison.objects.filter(instance=instance, response_a=mine,
-                                                   response_b=ref_first).first()
-            out.append(comparison or Comparison.objects.create(
-                instance=instance, response_a=mine, response_b=ref_first, sampling="ablation"))
+            comparison = Comparison.objects.filter(
+                Q(response_a=mine, response_b=ref_first) | Q(response_a=ref_first,
+                                                              response_b=mine),
+                instance=instance).first()
+            if comparison is None:
+                comparison = comparison_new(instance.pk, mine, ref_first, rnd, "ablation")
+                comparison.save()
+            out.append(comparison)
     return out
 
 

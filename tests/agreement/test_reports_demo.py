@@ -6,6 +6,7 @@ import pytest
 from agreement.demo import DEMO_TITLE, extend_demo
 from agreement.models import MetricScore, Report
 from judging.demo import load_demo
+from judging.models import Comparison
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 NLTK = Path(__file__).resolve().parents[2] / "var" / "nltk_data"
@@ -22,9 +23,16 @@ def test_demo_report(monkeypatch):
     data = report.data
     assert report.status == Report.Status.DONE
     counts = data["snapshot"]["counts"]
-    assert counts["items"] == 45 and counts["human_votes"] > 100
-    # 75 demo responses scored by each of the six lexical metrics
-    assert MetricScore.objects.filter(metric="meteor").count() == 75
+    # the items are the sampled comparisons the crowd voted on (gold checks are not items):
+    # every forced-choice one, and the conversations the simulated crowd reached
+    compared = Comparison.objects.exclude(sampling="gold")
+    assert counts["items"] == counts["items_with_human_votes"]
+    assert compared.exclude(instance__kind="conversation").count() <= counts["items"] \
+        <= compared.count()
+    assert counts["human_votes"] > 200 and counts["graded_responses"] > 0
+    # 150 demo answers (single-turn, and conversation turns per condition) scored by each
+    # of the six lexical metrics
+    assert MetricScore.objects.filter(metric="meteor").count() == 150
     acc = data["accuracy"]["metric:length"]
     assert acc["n_items"] > 0 and set(acc["by_level"]) <= {"5/5", "4/5", "3/5", "3/4", "4/4",
                                                           "2/3", "3/3", "2/2", "1/1"}

@@ -1,7 +1,8 @@
 """Loads the whole demo study. It lives in `agreement`, the last app, because it strings
-together every app's demo: the crowd and leaderboard (judging), the construction pipeline
-(annotation), the automatic judges and the agreement report."""
+together every app's demo: the crowd and leaderboards (judging), the construction pipeline
+(annotation), the automatic judges and the agreement report. Safe to run twice."""
 import random
+import time
 
 from django.core.management.base import BaseCommand
 
@@ -18,11 +19,13 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=7)
 
     def handle(self, *args, **opts):
+        started = time.monotonic()
         rnd = random.Random(opts["seed"])
         result = load_demo(seed=opts["seed"])
         if result["created"]:
             self.stdout.write(f"Crowd: {result['comparisons']} comparisons, "
-                              f"{result['submitted']} simulated judgments.")
+                              f"{result['submitted']} simulated submissions in "
+                              f"{len(result['batches'])} batches.")
         pipeline = pipeline_demo(rnd)
         if pipeline.get("created"):
             self.stdout.write(f"Pipeline: instances per stage {pipeline['stages']}")
@@ -33,3 +36,4 @@ class Command(BaseCommand):
         self.stdout.write(f"Agreement report: {report.get('report')}")
         logins = ", ".join(result["users"])
         self.stdout.write(f"Logins (password for all: {DEMO_PASSWORD}): {logins}")
+        self.stdout.write(f"Demo loaded in {time.monotonic() - started:.1f} s.")

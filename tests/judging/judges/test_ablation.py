@@ -72,12 +72,16 @@ def test_ablation_comparisons_pit_each_condition_against_the_reference():
         ["generated", "perfect_perception", "perfect_perception_reasoning"])])
     from judging.models import EvalModel
 
-    comparisons = ablation_comparisons(model=EvalModel.objects.get(name="Model M"))
+    model = EvalModel.objects.get(name="Model M")
+    comparisons = ablation_comparisons(model=model)
     assert len(comparisons) == 3
-    assert {c.response_a.condition for c in comparisons} == {
+    mine = [c.response_a if c.response_a.model_id == model.pk else c.response_b
+            for c in comparisons]
+    assert {r.condition for r in mine} == {
         "generated", "perfect_perception", "perfect_perception_reasoning"}
-    assert all(c.response_b.model.is_reference for c in comparisons)
-    assert len(ablation_comparisons(model=EvalModel.objects.get(name="Model M"))) == 3
+    assert all({c.response_a.model.is_reference, c.response_b.model.is_reference} == {True, False}
+               for c in comparisons)
+    assert len(ablation_comparisons(model=model, seed=7)) == 3  # found again in either order
     from judging.models import Comparison
     assert Comparison.objects.count() == 3  # created once
 
@@ -108,17 +112,22 @@ def test_ablation_table_from_stored_verdicts_hand_built(server):
     model = EvalModel.objects.get(name="Model M")
     judge = make_judge(server, kind="multi_turn")
     now = timezone.now()
-    # model is response_a in every ablation comparison; 'A' = model wins, 'B' = reference wins
-    plan = {"generated": {"1": "AB", "2": "A-", "3": "BB", "overall": "AB"},
-            "perfect_perception": {"2": "AA", "3": "A-", "overall": "AA"},
-            "perfect_perception_reasoning": {"3": "AA", "overall": "BB"}}
+    # 'M' = the model wins, 'R' = the reference wins, '-' = tie; written on whichever side
+    # the randomizer put each of them
+    plan = {"generated": {"1": "MR", "2": "M-", "3": "RR", "overall": "MR"},
+            "perfect_perception": {"2": "MM", "3": "M-", "overall": "MM"},
+            "perfect_perception_reasoning": {"3": "MM", "overall": "RR"}}
     comparisons = ablation_comparisons(model=model)
+    assert {c.swapped for c in comparisons} == {True, False}  # both sides occur (seeded)
     seen = {}
     for c in comparisons:
-        k = seen.setdefault(c.response_a.condition, 0)
-        seen[c.response_a.condition] = k + 1
-        for turn, outcomes in plan[c.response_a.condition].items():
-            choice = {"A": "A", "B": "B", "-": "tie"}[outcomes[k]]
+        model_side = "A" if c.response_a.model_id == model.pk else "B"
+        condition = (c.response_a if model_side == "A" else c.response_b).condition
+        k = seen.setdefault(condition, 0)
+        seen[condition] = k + 1
+        for turn, outcomes in plan[condition].items():
+            choice = {"M": model_side, "R": "B" if model_side == "A" else "A",
+                      "-": "tie"}[outcomes[k]]
             Judgment.objects.create(comparison=c, source=judge.name, annotator=judge.ident,
                                     choice=choice, turn=turn, created_at=now)
     # Another judge's verdicts must not leak in.

@@ -16,7 +16,7 @@ def test_demo_judges_of_every_kind_run_over_the_demo(server, monkeypatch):
     monkeypatch.setenv("DEMO_JUDGE_BASE_URL", server.base_url)
     load_demo(seed=3)
     summary = extend_demo(random.Random(1))
-    assert summary["judges"] == 6 and summary["conversations"] == 2
+    assert summary["judges"] == 6 and summary["ablation_comparisons"] == 18
     assert set(Judge.objects.values_list("kind", flat=True)) == set(Judge.Kind.values)
     for judge in Judge.objects.all():
         run = JudgeRun.objects.get(judge=judge)
@@ -25,6 +25,6 @@ def test_demo_judges_of_every_kind_run_over_the_demo(server, monkeypatch):
         assert Judgment.objects.filter(source=judge.name).exists(), judge.kind
     assert server.call_count > 0
     assert judge_leaderboard("Stand-in pairwise judge", bootstrap_rounds=10)
-    calls = server.call_count
-    extend_demo(random.Random(1))  # again: judges reused, every call cached
-    assert server.call_count == calls
+    calls, runs = server.call_count, JudgeRun.objects.count()
+    extend_demo(random.Random(1))  # again: judges reused, nothing run twice
+    assert server.call_count == calls and JudgeRun.objects.count() == runs
