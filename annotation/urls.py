@@ -7,6 +7,8 @@ app_name = "annotation"
 
 urlpatterns = [
     path("", work.home, name="home"),
+    path("work/", work.available_work, name="available"),
+    path("work/mine/", work.my_work, name="my_work"),
     path("work/batch/<uuid:batch_uuid>/next/", work.batch_next, name="batch_next"),
     path("work/a/<uuid:assignment_uuid>/", work.assignment_page, name="assignment"),
     path("work/a/<uuid:assignment_uuid>/skip/", work.assignment_skip, name="assignment_skip"),

@@ -1,11 +1,16 @@
 """Reads of the engine: progress, cost, worker statistics. No writes here."""
 from dataclasses import dataclass
 from decimal import Decimal
+from statistics import median
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Exists, F, OuterRef, Q, Sum, Window
+from django.db.models.functions import RowNumber
 
 from annotation.core import sql
-from annotation.models import Assignment, Batch, Task, Worker
+from annotation.engine.hit_types import get_hit_type
+from annotation.models import Assignment, Batch, Bonus, QualificationGrant, Task, Worker
+from annotation.providers.base import get_provider
+from annotation.providers.costs import cents, estimate
 
 
 @dataclass(frozen=True)
@@ -72,4 +77,226 @@ def assignment_with_context(assignment_uuid) -> Assignment | None:
 
 
 def batches_open_to(worker: Worker):
-    return Batch.objects.filter(status=Batch.Status.ACTIVE).order_by("-created_at")
+    """Active batches of the worker's own marketplace (local accounts: local batches)."""
+    return Batch.objects.filter(status=Batch.Status.ACTIVE,
+                                provider=worker.provider).order_by("-created_at")
+
+
+# --------------------------------------------------------------------------- the worker's pages
+MEDIAN_SAMPLE = 101  # the time estimate reads each batch's latest submissions, no more
+
+
+@dataclass(frozen=True)
+class OpenBatch:
+    """One active batch as a given worker sees it on their home page."""
+
+    batch: Batch
+    progress: BatchProgress
+    left_for_me: int  # tasks they could still be given, the one they hold included
+    holding: bool  # they hold a live lease here (a task in progress)
+    median_seconds: float | None  # of the batch's latest submissions; None before any
+    timed: int  # how many submissions that median is over
+    refusal: str  # why they may not work here ("" when they may)
+
+    @property
+    def offered(self) -> bool:
+        return not self.refusal and self.left_for_me > 0
+
+    @property
+    def hit_title(self) -> str:
+        """The HIT type's own title ("Which response is better?"); the slug if unregistered."""
+        try:
+            return get_hit_type(self.batch.hit_type).title
+        except LookupError:
+            return self.batch.hit_type
+
+    @property
+    def estimate(self) -> tuple[str, str]:
+        """(time per task, what it is based on): the median of the batch's latest submissions;
+        before any, the batch's minimum time (a floor, said so); else unknown."""
+        if self.median_seconds is not None:
+            return (f"about {_duration(self.median_seconds)}",
+                    f"median of {self.timed} submitted task{'s' if self.timed != 1 else ''}")
+        if self.batch.min_seconds:
+            return (f"at least {_duration(self.batch.min_seconds)}",
+                    "the batch's minimum time; no submissions yet")
+        return ("not known yet", "no submissions yet")
+
+
+def _duration(seconds: float) -> str:
+    return f"{round(seconds)} s" if seconds < 90 else f"{round(seconds / 60)} min"
+
+
+def open_batches_for(worker: Worker) -> list[OpenBatch]:
+    """Active batches with progress, what is left for ``worker`` and a time estimate, in a
+    fixed number of queries whatever the number of batches (no per-batch query)."""
+    batches = list(batches_open_to(worker).select_related("required_qualification"))
+    if not batches:
+        return []
+    ids = [b.pk for b in batches]
+    progress = batch_progress_many(ids)
+    mine = Assignment.objects.filter(task=OuterRef("pk"), worker=worker)
+    open_for_me = dict(
+        Task.objects.filter(batch_id__in=ids, slots_taken__lt=F("max_assignments"))
+        .filter(~Exists(mine)).order_by().values("batch_id").annotate(n=Count("id"))
+        .values_list("batch_id", "n"))
+    holding = set(Assignment.objects.filter(batch_id__in=ids, worker=worker,
+                                            status=Assignment.Status.LEASED)
+                  .values_list("batch_id", flat=True))
+    held_quals = set(QualificationGrant.objects.filter(worker=worker, revoked=False)
+                     .values_list("qualification_id", flat=True))
+    seconds = _recent_seconds(ids)
+    rows = []
+    for batch in batches:
+        spent = seconds.get(batch.pk, [])
+        rows.append(OpenBatch(
+            batch=batch, progress=progress[batch.pk],
+            left_for_me=open_for_me.get(batch.pk, 0) + (batch.pk in holding),
+            holding=batch.pk in holding,
+            median_seconds=median(spent) if spent else None, timed=len(spent),
+            refusal=_refusal(batch, worker, held_quals)))
+    return rows
+
+
+def _refusal(batch: Batch, worker: Worker, held_quals: set[int]) -> str:
+    """The claim's own eligibility rules (services.claims.ensure_eligible), read in bulk."""
+    if worker.blocked:
+        return "Your account is blocked from new work."
+    if batch.required_qualification_id and batch.required_qualification_id not in held_quals:
+        return f"Needs the “{batch.required_qualification}” qualification."
+    return ""
+
+
+def _recent_seconds(batch_ids: list[int]) -> dict[int, list[float]]:
+    """Seconds spent on each batch's latest ``MEDIAN_SAMPLE`` submissions, in one query."""
+    ranked = (Assignment.objects.filter(batch_id__in=batch_ids, submitted_at__isnull=False,
+                                        seconds_spent__isnull=False)
+              .annotate(rank=Window(RowNumber(), partition_by=[F("batch_id")],
+                                    order_by=[F("submitted_at").desc(), F("pk").desc()]))
+              .filter(rank__lte=MEDIAN_SAMPLE).values_list("batch_id", "seconds_spent"))
+    out: dict[int, list[float]] = {}
+    for batch_id, spent in ranked:
+        out.setdefault(batch_id, []).append(spent)
+    return out
+
+
+def batch_progress_many(batch_ids) -> dict[int, BatchProgress]:
+    """``batch_progress`` of many batches in two queries (a dashboard's rows)."""
+    ids = list(batch_ids)
+    tasks = {row["batch_id"]: row for row in Task.objects.filter(batch_id__in=ids).order_by()
+             .values("batch_id").annotate(n=Count("id"), slots=Sum("max_assignments"))}
+    counts = {row["batch_id"]: row for row in Assignment.objects.filter(batch_id__in=ids)
+              .order_by().values("batch_id").annotate(
+                  done=Count("id", filter=Q(counted=True)),
+                  leased=Count("id", filter=Q(status=Assignment.Status.LEASED)),
+                  late=Count("id", filter=Q(counted=False, late=True)))}
+    out = {}
+    for pk in ids:
+        t = tasks.get(pk, {"n": 0, "slots": 0})
+        c = counts.get(pk, {"done": 0, "leased": 0, "late": 0})
+        slots = t["slots"] or 0
+        out[pk] = BatchProgress(tasks=t["n"], slots=slots, done=c["done"], leased=c["leased"],
+                                remaining=max(slots - c["done"] - c["leased"], 0),
+                                late_uncounted=c["late"])
+    return out
+
+
+@dataclass(frozen=True)
+class Earnings:
+    approved: Decimal  # rewards of approved work
+    pending: Decimal  # rewards of submitted work not reviewed yet
+    rejected: int  # rejected submissions (unpaid)
+    bonus_paid: Decimal
+    bonus_pending: Decimal  # recorded, not (yet, or not surely) paid
+
+
+def worker_earnings(worker: Worker) -> Earnings:
+    """What the worker has earned, at each batch's reward, in two queries."""
+    status = Assignment.Status
+    rewards = Assignment.objects.filter(worker=worker).aggregate(
+        approved=Sum("batch__reward", filter=Q(status=status.APPROVED)),
+        pending=Sum("batch__reward", filter=Q(status=status.SUBMITTED)),
+        rejected=Count("id", filter=Q(status=status.REJECTED)))
+    waiting = (Bonus.Status.PENDING, Bonus.Status.SENDING, Bonus.Status.UNCERTAIN)
+    bonuses = Bonus.objects.filter(worker=worker).aggregate(
+        paid=Sum("amount", filter=Q(status=Bonus.Status.PAID)),
+        pending=Sum("amount", filter=Q(status__in=waiting)))
+    return Earnings(approved=_money(rewards["approved"]), pending=_money(rewards["pending"]),
+                    rejected=rewards["rejected"], bonus_paid=_money(bonuses["paid"]),
+                    bonus_pending=_money(bonuses["pending"]))
+
+
+def _money(total) -> Decimal:
+    """A summed amount in cents (SQLite sums decimals as floats: 0.300000000000000)."""
+    return cents(Decimal(str(total or 0)))
+
+
+def worker_history(worker: Worker):
+    """The worker's assignments, newest first, with their batch (for a paginated list)."""
+    return (Assignment.objects.filter(worker=worker).select_related("batch")
+            .only("uuid", "status", "claimed_at", "submitted_at", "seconds_spent", "counted",
+                  "late", "gold_correct", "batch__title", "batch__reward", "batch__status")
+            .order_by("-claimed_at", "-pk"))
+
+
+def worker_revealed_gold(worker: Worker) -> tuple[int, int]:
+    """(correct, total) over gold tasks of finished batches only: a batch reveals its gold
+    results once it is finished, so a live batch's gold items stay unrecognisable."""
+    row = Assignment.objects.filter(worker=worker, gold_correct__isnull=False,
+                                    batch__status=Batch.Status.FINISHED).aggregate(
+        total=Count("id"), correct=Count("id", filter=Q(gold_correct=True)))
+    return row["correct"], row["total"]
+
+
+def worker_qualifications(worker: Worker):
+    """Qualifications the worker holds (revoked grants left out), by name."""
+    return (QualificationGrant.objects.filter(worker=worker, revoked=False)
+            .select_related("qualification").order_by("qualification__name"))
+
+
+# --------------------------------------------------------------------------- the study dashboard
+_BONUS_COMMITTED = (Bonus.Status.PENDING, Bonus.Status.SENDING, Bonus.Status.PAID,
+                    Bonus.Status.UNCERTAIN)
+
+
+@dataclass(frozen=True)
+class BatchOverview:
+    """A dashboard row: progress and money, marketplace fees included."""
+
+    batch: Batch
+    progress: BatchProgress
+    spent: Decimal  # counted work at the batch's reward + paid bonuses, fees included
+    committed: Decimal  # every slot paid + every committed bonus, fees included
+    budget: Decimal | None
+
+
+def batches_overview(batches) -> list[BatchOverview]:
+    """Progress and cost of ``batches`` in three queries (progress twice, bonuses once).
+
+    ``spent`` counts counted submissions (what is owed as work comes in; the marketplace bills
+    approved work, which lags behind) — the figure ``batch_cost`` gives, plus fees and bonuses.
+    """
+    batches = list(batches)
+    progress = batch_progress_many(b.pk for b in batches)
+    bonuses: dict[int, dict[str, list[Decimal]]] = {}
+    for batch_id, status, amount in Bonus.objects.filter(
+            batch_id__in=[b.pk for b in batches], status__in=_BONUS_COMMITTED).values_list(
+            "batch_id", "status", "amount"):
+        per = bonuses.setdefault(batch_id, {"committed": [], "paid": []})
+        per["committed"].append(amount)
+        if status == Bonus.Status.PAID:
+            per["paid"].append(amount)
+    rows = []
+    for batch in batches:
+        p = progress[batch.pk]
+        per = bonuses.get(batch.pk, {"committed": [], "paid": []})
+        rows.append(BatchOverview(
+            batch=batch, progress=p, spent=_cost(batch, p.done, per["paid"]),
+            committed=_cost(batch, p.slots, per["committed"]), budget=batch.budget))
+    return rows
+
+
+def _cost(batch: Batch, assignments: int, bonuses: list[Decimal]) -> Decimal:
+    return estimate(reward=batch.reward, assignments=assignments,
+                    assignments_per_hit=batch.assignments_per_task,
+                    fees=get_provider(batch.provider).fees(), bonuses=bonuses).total

@@ -1,7 +1,11 @@
-"""Annotator pages: the dashboard, claiming the next task, the task page, skip."""
+"""Annotator pages: "/" (each role to its home), available work, my work, claiming the next
+task, the task page, skip."""
 from urllib.parse import urlencode
 
 from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import Http404, HttpResponseNotAllowed
 from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import get_object_or_404, redirect, render
@@ -10,14 +14,24 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from annotation.core.middleware import allow_marketplace_framing
-from annotation.core.permissions import annotator_required, public
+from annotation.core.permissions import (
+    ANALYST,
+    ANNOTATOR,
+    SUBMITTER,
+    annotator_required,
+    public,
+    user_roles,
+)
 from annotation.engine.hit_types import get_hit_type
 from annotation.engine.identity import assignment_token, request_owns
 from annotation.engine.selectors import (
     assignment_with_context,
-    batch_progress,
-    batches_open_to,
+    open_batches_for,
+    worker_earnings,
+    worker_history,
     worker_position,
+    worker_qualifications,
+    worker_revealed_gold,
 )
 from annotation.engine.services.claims import task_claim_next
 from annotation.engine.services.errors import AnswerInvalid, EngineError, NotEligible, TooFast
@@ -26,13 +40,45 @@ from annotation.engine.services.workers import worker_for_user
 from annotation.models import Assignment, Batch
 
 MTURK_SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
+HISTORY_PAGE = 25
+
+
+# Where "/" sends each role, first match wins: a user with several roles lands on the widest
+# view (the navigation bar links every home they have). URL names, not imports: the analyst's
+# and admin's homes live in the agreement app, which reads every app's models.
+ROLE_HOMES = (("admin", "homes:dashboard"), (ANALYST, "homes:analyst"),
+              (ANNOTATOR, "annotation:available"), (SUBMITTER, "judging:submit"))
+
+
+@public  # its own check: anonymous → sign in, signed in → their role's home
+def home(request):
+    if not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    roles = user_roles(request.user)
+    for role, url_name in ROLE_HOMES:
+        if role in roles:
+            return redirect(url_name)
+    raise PermissionDenied("Your account has no role yet: ask an admin to give you one.")
 
 
 @annotator_required
-def home(request):
+def available_work(request):
     worker = worker_for_user(request.user)
-    batches = [(b, batch_progress(b)) for b in batches_open_to(worker)]
-    return render(request, "annotation/home.html", {"worker": worker, "batches": batches})
+    batches = open_batches_for(worker)
+    return render(request, "annotation/home.html", {
+        "worker": worker, "offered": [b for b in batches if b.offered],
+        "closed": [b for b in batches if not b.offered]})
+
+
+@annotator_required
+def my_work(request):
+    worker = worker_for_user(request.user)
+    page = Paginator(worker_history(worker), HISTORY_PAGE).get_page(request.GET.get("page"))
+    correct, total = worker_revealed_gold(worker)
+    return render(request, "annotation/my_work.html", {
+        "worker": worker, "page": page, "earnings": worker_earnings(worker),
+        "gold_correct": correct, "gold_total": total,
+        "qualifications": worker_qualifications(worker)})
 
 
 @annotator_required
@@ -82,12 +128,13 @@ def assignment_skip(request, assignment_uuid):
 
 def render_task(request, *, task, assignment=None, preview=False, error=None, data=None,
                 status=200):
+    """A task page. A marketplace worker doing one HIT (a preview, a token-flow arrival, an
+    assignment that goes back to MTurk) sees no "Task k of n": the batch is not their queue."""
     batch = assignment.batch if assignment is not None else task.batch
     hit = get_hit_type(batch.hit_type)
-    if assignment is not None:
-        position = worker_position(batch, assignment.worker)
-    else:
-        position = (0, batch.tasks.count())
+    one_hit = (preview or assignment is None or _is_token_flow(request)
+               or bool(assignment.provider_submit_to))
+    position = (0, 0) if one_hit else worker_position(batch, assignment.worker)
     context = {
         "hit": hit,
         "batch": batch,
@@ -97,6 +144,7 @@ def render_task(request, *, task, assignment=None, preview=False, error=None, da
         "error": error,
         "data": data or {},
         "token": assignment_token(assignment) if assignment and _is_token_flow(request) else "",
+        "show_position": not one_hit,
         "position": position[0],
         "total": position[1],
         "seconds_left": int((assignment.expires_at - timezone.now()).total_seconds())

@@ -4,9 +4,10 @@
 (() => {
   const groups = Array.from(document.querySelectorAll("[data-group]"));
   if (!groups.length) return;
-  let active = 0;
-  const show = () => groups.forEach((g, i) => g.classList.toggle("active", i === active));
   const answered = (g) => !!g.querySelector("input:checked");
+  // A page sent back after a refused submit keeps its choices: start at the first open group.
+  let active = Math.max(0, groups.findIndex((g) => !answered(g)));
+  const show = () => groups.forEach((g, i) => g.classList.toggle("active", i === active));
   groups.forEach((g, i) => {
     g.addEventListener("focusin", () => { active = i; show(); });
     g.addEventListener("click", () => { active = i; show(); });

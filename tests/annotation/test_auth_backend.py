@@ -20,9 +20,9 @@ def test_user_and_roles_load_in_one_query(alice, analyst, admin, django_assert_n
 
 
 def test_revoked_role_and_deactivated_account_take_effect_at_once(alice, alice_client):
-    assert alice_client.get("/").status_code == 200
+    assert alice_client.get("/work/").status_code == 200
     alice.groups.remove(Group.objects.get(name="annotator"))
-    assert alice_client.get("/").status_code == 403
+    assert alice_client.get("/work/").status_code == 403
     alice.is_active = False
     alice.save()
     assert RoleAwareBackend().get_user(alice.pk) is None

@@ -199,7 +199,7 @@ def test_mturk_arrival_with_malformed_ids_is_a_400(client, params):
 
 
 def test_non_task_pages_cannot_be_framed(alice_client):
-    response = alice_client.get(reverse("annotation:home"))
+    response = alice_client.get(reverse("annotation:available"))
     assert response.status_code == 200
     assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
     assert response.headers["X-Frame-Options"] == "DENY"
