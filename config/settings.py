@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc assets, served from our static (offline)
     "axes",  # failed sign-in lockout (annotation.core.lockout)
     "annotation",
     "judging",
@@ -203,6 +204,8 @@ CELERY_TASK_ROUTES = {
 }
 CELERY_BEAT_SCHEDULE = {
     "expire-leases": {"task": "annotation.tasks.expire_leases", "schedule": 60.0},
+    "finish-completed-batches": {"task": "annotation.tasks.finish_completed_batches",
+                                 "schedule": 60.0},
 }
 
 # --- Security -------------------------------------------------------------------------------
@@ -246,6 +249,10 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "VLM crowd-evaluation API",
     "VERSION": "1",
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},  # no swagger.io call
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "BatchStatusEnum": "annotation.models.engine.Batch.Status",
         "AssignmentStatusEnum": "annotation.models.engine.Assignment.Status",
@@ -313,6 +320,12 @@ WEBHOOK_TIMEOUT = env_float("WEBHOOK_TIMEOUT", 10.0)
 WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 8)  # 30 s … 6 h apart: about a day
 # Test-only, like IMAGE_FETCH_ALLOW_LOOPBACK: receivers on this machine; never from the environment.
 WEBHOOK_ALLOW_LOOPBACK = False
+# --- Public submissions of new models (judging.submissions)
+SUBMISSION_JUDGE = env_str("SUBMISSION_JUDGE", "")  # a pairwise judge's name; empty: closed
+SUBMISSION_BUDGET_CAP = env_float("SUBMISSION_BUDGET_CAP", 5.0)  # dollars per submission
+SUBMISSION_MAX_BYTES = env_int("SUBMISSION_MAX_BYTES", 20 * 1024 * 1024)
+SUBMISSION_MAX_ROWS = env_int("SUBMISSION_MAX_ROWS", 5000)
+SUBMISSIONS_PER_DAY = env_int("SUBMISSIONS_PER_DAY", 5)
 CELERY_BEAT_SCHEDULE["provider-sync"] = {
     "task": "annotation.providers.tasks.sync_all", "schedule": PROVIDER_SYNC_SECONDS,
 }

@@ -3,9 +3,15 @@ from django.conf import settings
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.http import Http404
+from django.templatetags.static import static
 from django.urls import include, path, re_path
+from django.utils.functional import lazy
+from django.views.generic import RedirectView
 from django.views.static import serve as serve_file
 from drf_spectacular.views import SpectacularAPIView
+
+from annotation.core.permissions import public
+from config.api_docs import RedocPage, SwaggerPage
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -14,12 +20,19 @@ urlpatterns = [
     # api_version fixed: the schema view would otherwise take ?version= into its filename header
     path("api/schema/", SpectacularAPIView.as_view(
         api_version=settings.SPECTACULAR_SETTINGS["VERSION"]), name="api-schema"),
+    # Its docs, served offline (drf-spectacular-sidecar), permitted like the schema itself.
+    path("api/docs/", SwaggerPage.as_view(), name="api-docs"),
+    path("api/redoc/", RedocPage.as_view(), name="api-redoc"),
     path("api/eval/", include("judging.api_urls")),
     path("api/agreement/", include("agreement.api_urls")),
     path("api/judges/", include("judging.judges.api_urls")),
     path("api/", include("annotation.api_urls")),
     path("eval/", include("judging.urls")),
     path("reports/", include("agreement.urls")),
+    path("review/", include("agreement.review.urls")),
+    path("study/", include("agreement.home_urls")),  # the analyst's and admin's homes
+    path("favicon.ico", public(RedirectView.as_view(url=lazy(static, str)("favicon.svg"),
+                                                    permanent=True)), name="favicon"),
     path("pipeline/", include("annotation.pipeline.urls")),
     path("", include("annotation.urls")),
 ]

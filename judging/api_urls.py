@@ -2,6 +2,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from . import api
+from .submissions import api as submissions_api
 
 router = DefaultRouter()
 router.include_format_suffixes = False  # `.json` suffixes add URLs our actions do not take
@@ -13,5 +14,9 @@ urlpatterns = [
          name="eval-score-leaderboard"),
     path("judges/", api.JudgesView.as_view(), name="eval-judges"),
     path("majorities/", api.MajoritiesView.as_view(), name="eval-majorities"),
+    path("submissions/", submissions_api.SubmissionListCreate.as_view(),
+         name="eval-submissions"),
+    path("submissions/<uuid:submission_uuid>/", submissions_api.SubmissionDetail.as_view(),
+         name="eval-submission"),
     *router.urls,
 ]

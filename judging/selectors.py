@@ -67,11 +67,25 @@ def current_verdicts(qs, item: str, *, per_annotator: bool = False):
     return qs.filter(Q(source=HUMAN) | ~Exists(later))
 
 
+def withdrawn_models():
+    """Models whose public submission was withdrawn: their judgments stay stored but leave the
+    leaderboards. A subquery (``NOT IN (SELECT …)``), not a round trip of its own."""
+    return EvalModel.objects.filter(submission__status="withdrawn").values("pk")
+
+
+def submitted_model_names() -> set[str]:
+    """Models on the boards through a public submission (marked so on the pages)."""
+    return set(EvalModel.objects.filter(submission__isnull=False)
+               .exclude(submission__status="withdrawn").values_list("name", flat=True))
+
+
 def pairwise_judgments_qs(*, judge: str = HUMAN, split: str = "all",
                           exclude_blocked: bool = False):
     qs = (Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE, source=judge,
                                   comparison__isnull=False, choice__in=["A", "B", "tie"])
           .filter(comparison__gold_choice="").filter(_split_filter(split)))
+    qs = qs.exclude(comparison__response_a__model_id__in=withdrawn_models()).exclude(
+        comparison__response_b__model_id__in=withdrawn_models())
     if exclude_blocked:
         qs = qs.exclude(worker__blocked=True)
     if judge != HUMAN:
@@ -129,6 +143,7 @@ def counted_grades():
 def score_judgments_qs(*, judge: str = HUMAN, split: str = "all", exclude_blocked: bool = False):
     """One source's counted grades on the split."""
     qs = counted_grades().filter(source=judge).filter(_split_filter(split, "response__instance__"))
+    qs = qs.exclude(response__model_id__in=withdrawn_models())
     if exclude_blocked:
         qs = qs.exclude(worker__blocked=True)
     return qs

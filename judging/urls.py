@@ -5,4 +5,5 @@ app_name = "judging"
 urlpatterns = [
     path("", include("judging.rating_urls")),
     path("judges/", include("judging.judges.urls")),
+    path("submit/", include("judging.submissions.urls")),
 ]

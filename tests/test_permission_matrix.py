@@ -33,6 +33,11 @@ ADMIN_API = dict(anonymous=401, annotator=403, other_annotator=403, analyst=403,
 ANNOTATOR_API = dict(anonymous=401, annotator="ok", other_annotator="ok", analyst=403,
                      admin=403)
 PUBLIC = {role: "ok" for role in ROLES}
+# Submitter pages and API: none of the roles above holds the submitter role (its own access,
+# and another submitter's 404, are in tests/judging/submissions).
+SUBMITTER_PAGE = dict({role: 403 for role in ROLES}, anonymous="login")
+SUBMITTER_API = dict({role: 403 for role in ROLES}, anonymous=401)
+ANY_UUID = "00000000-0000-4000-8000-000000000000"
 
 
 def _post_only(allowed: dict) -> dict:
@@ -46,6 +51,8 @@ EXPECTED = {
     "login": ("GET", {}, PUBLIC),
     "logout": ("POST", {}, {role: "login" for role in ROLES}),  # harmless: own client
     "api-schema": ("GET", {}, dict(ANALYST_API, annotator="ok", other_annotator="ok")),
+    "api-docs": ("GET", {}, dict(ANALYST_API, annotator="ok", other_annotator="ok")),
+    "api-redoc": ("GET", {}, dict(ANALYST_API, annotator="ok", other_annotator="ok")),
     "<media>": ("GET", {"path": "media_path"}, PUBLIC),  # deliberately public, see config.urls
     # DRF router roots: default permission (staff only).
     "api-root": ("GET", {}, ADMIN_API),
@@ -57,6 +64,8 @@ EXPECTED = {
     "eval-model-detail": ("GET", {"name": "model_name"}, ANALYST_API),
     "eval-model-set-reference": ("POST", {"name": "model_name"}, _post_only(ADMIN_API)),
     "eval-score-leaderboard": ("GET", {}, ANALYST_API),
+    "eval-submissions": ("GET", {}, SUBMITTER_API),
+    "eval-submission": ("GET", {"submission_uuid": ANY_UUID}, SUBMITTER_API),
     # Agreement API (analysts may start reports and metric runs; probed with GET only).
     "agreement-report-list": ("GET", {}, ANALYST_API),
     "agreement-report-detail": ("GET", {"uuid": "report"}, ANALYST_API),
@@ -73,6 +82,7 @@ EXPECTED = {
     "batch-list": ("GET", {}, ADMIN_API),
     "batch-detail": ("GET", {"uuid": "batch"}, ADMIN_API),
     "batch-progress": ("GET", {"uuid": "batch"}, ADMIN_API),
+    "batch-results": ("GET", {"uuid": "batch", "fmt": "csv"}, ADMIN_API),
     "batch-set-status": ("POST", {"uuid": "batch", "new_status": "paused"},
                          _post_only(ADMIN_API)),
     "task-list": ("GET", {}, ADMIN_API),
@@ -99,20 +109,37 @@ EXPECTED = {
     "judging:judges:run_detail": ("GET", {"run_uuid": "judge_run"}, ANALYST_PAGE),
     "judging:judges:run_cancel": ("POST", {"run_uuid": "judge_run"}, _post_only(ADMIN_PAGE)),
     "judging:judges:run_resume": ("POST", {"run_uuid": "judge_run"}, _post_only(ADMIN_PAGE)),
+    # Public submission of new models (submitters).
+    "judging:submit": ("GET", {}, SUBMITTER_PAGE),
+    "judging:submission": ("GET", {"submission_uuid": ANY_UUID}, SUBMITTER_PAGE),
+    "judging:submission_status": ("GET", {"submission_uuid": ANY_UUID}, SUBMITTER_PAGE),
     # Agreement reports.
     "agreement:report_list": ("GET", {}, ANALYST_PAGE),
     "agreement:report_start": ("POST", {}, _post_only(ANALYST_PAGE)),
     "agreement:report_detail": ("GET", {"report_uuid": "report"}, ANALYST_PAGE),
     "agreement:report_file": ("GET", {"report_uuid": "report", "name": "report_file"},
                               ANALYST_PAGE),
+    "agreement:report_status": ("GET", {"report_uuid": "report"}, ANALYST_PAGE),
+    "agreement:report_restart": ("POST", {"report_uuid": "report"}, _post_only(ANALYST_PAGE)),
+    # Disagreement review (analysts).
+    "review:list": ("GET", {}, ANALYST_PAGE),
+    "review:item": ("GET", {"comparison_uuid": "comparison"}, ANALYST_PAGE),
+    "review:adjudicate": ("POST", {"comparison_uuid": "comparison"}, _post_only(ANALYST_PAGE)),
+    "review:more_votes": ("POST", {"comparison_uuid": "comparison"}, _post_only(ANALYST_PAGE)),
     # Provider pipeline (admins).
     "pipeline:dashboard": ("GET", {}, ADMIN_PAGE),
     "pipeline:push": ("POST", {}, _post_only(ADMIN_PAGE)),
     "pipeline:report": ("GET", {}, ADMIN_PAGE),
     "pipeline:report_json": ("GET", {}, ADMIN_PAGE),
     "pipeline:report_csv": ("GET", {}, ADMIN_PAGE),
+    # "/" sends each signed-in role to its own home, anonymous visitors to sign in.
+    "annotation:home": ("GET", {}, dict({role: "redirect" for role in ROLES}, anonymous="login")),
+    "favicon": ("GET", {}, {role: 301 for role in ROLES}),  # → the static SVG
+    "homes:analyst": ("GET", {}, ANALYST_PAGE),
+    "homes:dashboard": ("GET", {}, ADMIN_PAGE),
     # Annotator pages.
-    "annotation:home": ("GET", {}, ANNOTATOR_PAGE),
+    "annotation:available": ("GET", {}, ANNOTATOR_PAGE),
+    "annotation:my_work": ("GET", {}, ANNOTATOR_PAGE),
     # Claims (or resumes) the next task and redirects to it.
     "annotation:batch_next": ("GET", {"batch_uuid": "batch"},
                               dict(ANNOTATOR_PAGE, annotator="redirect",
@@ -146,6 +173,8 @@ ADMIN_SPECIAL = {
         "annotation_providerhit", "annotation_provideraction", "annotation_marketplacebatch",
         "annotation_bonus", "annotation_assignment",
         "agreement_report", "agreement_metricrun",  # jobs are started by their services
+        "judging_submission", "annotation_webhookdelivery",  # made by submitters / events
+        "judging_judgment",  # written by their one service only
         # django-axes' sign-in records: written by failed sign-ins only (delete = unlock)
         "axes_accessattempt", "axes_accesslog", "axes_accessfailurelog")},
     # Django 5 logs out by POST only; non-staff are sent to the admin index (then its login).
@@ -240,11 +269,22 @@ def world(db, alice, bob, analyst, admin):
         "judge_run": JudgeRun.objects.create(judge=judge, scope="comparisons",
                                              created_at=now).uuid,
         "model_name": EvalModel.objects.create(name="permmodel").name,
-        "media_path": media_path, "format": "json",
+        "media_path": media_path, "format": "json", "comparison": _comparison().uuid,
     }
     users = {"annotator": alice, "other_annotator": bob, "analyst": analyst, "admin": admin}
     yield values, users
     default_storage.delete(media_path)
+
+
+def _comparison():
+    from judging.models import Comparison
+    from tests.judging import builders
+
+    inst = builders.instance(urls=[])
+    ms = builders.models("perm-a", "perm-b")
+    return Comparison.objects.create(instance=inst,
+                                     response_a=builders.respond(inst, ms["perm-a"]),
+                                     response_b=builders.respond(inst, ms["perm-b"]))
 
 
 def _values_for(route, key, values):

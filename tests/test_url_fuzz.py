@@ -85,6 +85,8 @@ BASELINE: dict[str, str] = {
     "stage": "captioning", "hit_type": "pairwise_ab", "assignments_per_task": "1",
     "reward": "0.10", "lease_seconds": "60", "min_seconds": "0", "format": "visitbench",
     "confirm": "on", "choice": "A", "username": "nobody", "password": "wrong",
+    # disagreement review: filters, adjudication note, extra votes
+    "kind": "any", "state": "all", "pair": "1-2", "turn": "overall", "note": "fuzz", "extra": "2",
 }
 FILES = {"file": ("rows.csv", b"instruction,response_a,response_b\nq,a,b\n")}
 # Per URL name (or kind): a different valid value where the same name means something else.

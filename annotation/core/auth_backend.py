@@ -2,15 +2,15 @@
 
 Every request resolves ``request.user`` and nearly every view then checks its roles: with
 Django's backend that is two queries, and on the annotators' hot path building them through
-the ORM costs more CPU than running them. This backend reads the user row and both role
-memberships (EXISTS subqueries, portable SQL) in one statement written once
+the ORM costs more CPU than running them. This backend reads the user row and its role
+memberships (one EXISTS subquery per role, portable SQL) in one statement written once
 (annotation.core.sql). Roles are still read from the database on every request, so revoking
 one takes effect at once.
 """
 from django.contrib.auth import get_user_model
 from django.contrib.auth.backends import ModelBackend
 
-from annotation.core.permissions import ANALYST, ANNOTATOR, ROLE_FLAGS
+from annotation.core.permissions import ROLE_FLAGS
 from annotation.core.sql import user_with_roles
 
 
@@ -21,10 +21,10 @@ class RoleAwareBackend(ModelBackend):
             user_id = user_model._meta.pk.to_python(user_id)
         except Exception:  # a tampered session: same outcome as an unknown id
             return None
-        found = user_with_roles(user_id, (ANNOTATOR, ANALYST))
+        found = user_with_roles(user_id, tuple(ROLE_FLAGS))
         if found is None:
             return None
-        user, (annotator, analyst) = found
-        setattr(user, ROLE_FLAGS[ANNOTATOR], annotator)
-        setattr(user, ROLE_FLAGS[ANALYST], analyst)
+        user, members = found
+        for attr, member in zip(ROLE_FLAGS.values(), members, strict=True):
+            setattr(user, attr, member)
         return user if self.user_can_authenticate(user) else None

@@ -1,7 +1,8 @@
 """Roles and the permission checks every URL declares.
 
 Roles: admin (staff), analyst (group ``analyst``), annotator (group ``annotator``, or a
-marketplace worker holding a signed assignment token). Views use the decorators, the API the
+marketplace worker holding a signed assignment token), submitter (group ``submitter``: may
+submit a new model's predictions for automatic judging). Views use the decorators, the API the
 DRF classes; nothing is left to a default.
 """
 from functools import wraps
@@ -10,9 +11,10 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from rest_framework.permissions import BasePermission
 
-ANNOTATOR, ANALYST = "annotator", "analyst"
+ANNOTATOR, ANALYST, SUBMITTER = "annotator", "analyst", "submitter"
 # Attributes the auth backend (annotation.core.auth_backend) sets when it loads the user with roles.
-ROLE_FLAGS = {ANNOTATOR: "_role_annotator", ANALYST: "_role_analyst"}
+ROLE_FLAGS = {ANNOTATOR: "_role_annotator", ANALYST: "_role_analyst",
+              SUBMITTER: "_role_submitter"}
 
 
 def user_roles(user) -> set[str]:
@@ -24,7 +26,7 @@ def user_roles(user) -> set[str]:
         return cached
     flags = {role: getattr(user, attr, None) for role, attr in ROLE_FLAGS.items()}
     if None in flags.values():  # loaded without the role flags (another backend, a test user)
-        roles = set(user.groups.values_list("name", flat=True)) & {ANNOTATOR, ANALYST}
+        roles = set(user.groups.values_list("name", flat=True)) & set(ROLE_FLAGS)
     else:
         roles = {role for role, member in flags.items() if member}
     if user.is_staff:
@@ -50,6 +52,7 @@ def _role_required(role: str):
 
 annotator_required = _role_required(ANNOTATOR)
 analyst_required = _role_required(ANALYST)
+submitter_required = _role_required(SUBMITTER)
 admin_required = _role_required("admin")
 
 
@@ -67,6 +70,11 @@ class IsAdmin(BasePermission):
 class IsAnalyst(BasePermission):
     def has_permission(self, request, view) -> bool:
         return ANALYST in user_roles(request.user)
+
+
+class IsSubmitter(BasePermission):
+    def has_permission(self, request, view) -> bool:
+        return SUBMITTER in user_roles(request.user)
 
 
 class IsAnnotator(BasePermission):

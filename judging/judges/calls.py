@@ -40,6 +40,7 @@ from annotation.core.clients.llm import (
 )
 from annotation.core.rate_limit import rate_limiter
 from annotation.core.sql import savepoint_if_nested
+from annotation.webhooks.services import webhook_emit
 from judging.parsers import (
     parse_direct_grade,
     parse_extraction,
@@ -373,10 +374,23 @@ class LiveCaller:
             attempts=F("attempts") - 1)
         stopped = JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).update(
             status=JudgeRun.Status.BUDGET_STOPPED, finished_at=timezone.now())
+        if stopped:  # this lane stopped the run: it alone tells the subscribers
+            _announce_budget_stop(run)
         current = JudgeRun.objects.values_list("status", flat=True).get(pk=run.pk)
         if stopped or current == JudgeRun.Status.BUDGET_STOPPED:
             raise BudgetExceeded(f"budget {run.budget} reached")
         raise RunHalted(f"run is {current}")
+
+
+def _announce_budget_stop(run: JudgeRun) -> None:
+    from judging.submissions.services import submission_run_stopped
+
+    stopped = JudgeRun.objects.select_related("judge").get(pk=run.pk)
+    submission_run_stopped(stopped, "the judge run reached its budget")
+    webhook_emit("budget.reached", {
+        "what": "judge_run", "run": stopped.uuid, "judge": stopped.judge.name,
+        "budget": str(stopped.budget), "cost": str(stopped.cost),
+        "units_done": stopped.units_done, "units_total": stopped.units_total})
 
 
 def _feedback(call: JudgeCall) -> str:

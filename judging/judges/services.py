@@ -199,10 +199,13 @@ def judge_run_resume(run: JudgeRun, *, budget: Decimal | None = None,
 
 def judge_run_cancel(run: JudgeRun) -> JudgeRun:
     """Stop taking new units and calls; calls in flight finish and are kept."""
+    from judging.submissions.services import submission_run_stopped
+
     JudgeRun.objects.filter(pk=run.pk, status__in=[
         JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING, JudgeRun.Status.BUDGET_STOPPED,
     ]).update(status=JudgeRun.Status.CANCELLED, finished_at=timezone.now())
     run.refresh_from_db()
+    submission_run_stopped(run, "the judge run was cancelled")
     return run
 
 
@@ -409,7 +412,10 @@ def _maybe_finish(run: JudgeRun) -> None:
 
 
 def _announce_done(run_id: int) -> None:
+    from judging.submissions.services import submission_run_finished
+
     run = JudgeRun.objects.select_related("judge").get(pk=run_id)
+    submission_run_finished(run)
     webhook_emit("judge_run.done", {
         "run": run.uuid, "judge": run.judge.name, "status": run.status,
         "units_total": run.units_total, "units_done": run.units_done,

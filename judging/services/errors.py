@@ -11,6 +11,7 @@ class ImportReport:
     unchanged: int = 0
     unmatched: list[str] = field(default_factory=list)
     created_objects: dict[str, int] = field(default_factory=dict)
+    responses: list = field(default_factory=list, repr=False)  # created Response rows
 
     def as_text(self) -> str:
         text = f"{self.rows} rows: {self.created} created, {self.unchanged} unchanged"

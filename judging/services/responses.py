@@ -80,6 +80,16 @@ def predictions_import(name: str, data: bytes, *, model: str | None = None,
         rows = rows_from_upload(name, data)
     except RowError as exc:
         raise ImportRejected("; ".join(exc.messages)) from exc
+    return predictions_import_rows(rows, model=model, skip_unmatched=skip_unmatched,
+                                   overwrite=overwrite)
+
+
+@transaction.atomic
+def predictions_import_rows(rows: list[dict], *, model: str | None = None,
+                            skip_unmatched: bool = False, overwrite: bool = False
+                            ) -> ImportReport:
+    """``predictions_import`` after the file is parsed (a submission renames its model first).
+    ``report.responses`` lists what was created, for callers that build on it."""
     report = ImportReport(rows=len(rows))
     index = InstanceIndex()
     planned = []
@@ -112,8 +122,8 @@ def predictions_import(name: str, data: bytes, *, model: str | None = None,
         existing = Response.objects.filter(instance=instance, model=models[model_name],
                                            turn=turn, condition=Response.Condition.GENERATED).first()
         if existing is None:
-            Response.objects.create(instance=instance, model=models[model_name], turn=turn,
-                                    text=text)
+            report.responses.append(Response.objects.create(
+                instance=instance, model=models[model_name], turn=turn, text=text))
             report.created += 1
         elif existing.text == text:
             report.unchanged += 1

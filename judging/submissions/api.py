@@ -1,0 +1,75 @@
+"""Submissions through the API: a submitter posts a predictions file (multipart) and polls
+its status. Same service and rules as the page."""
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.parsers import MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.core.permissions import IsSubmitter
+
+from .models import Submission
+from .services import SubmissionRefused, submission_create
+
+
+class SubmissionSerializer(serializers.ModelSerializer):
+    model = serializers.CharField(source="model.name")
+    status_label = serializers.CharField(source="get_status_display")
+    units_done = serializers.SerializerMethodField()
+    units_total = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Submission
+        fields = ["uuid", "name", "version", "model", "status", "status_label", "rows",
+                  "responses", "unmatched", "estimated_cost", "units_done", "units_total",
+                  "human_eval_requested", "created_at", "finished_at", "withdrawn_at"]
+
+    def get_units_done(self, obj) -> int:
+        return (obj.run.units_done + obj.run.units_failed) if obj.run else 0
+
+    def get_units_total(self, obj) -> int:
+        return obj.run.units_total if obj.run else 0
+
+
+_UPLOAD = inline_serializer("SubmissionUpload", {
+    "name": serializers.CharField(max_length=80), "file": serializers.FileField(),
+    "human_eval": serializers.BooleanField(required=False)})
+
+
+class SubmissionListCreate(APIView):
+    permission_classes = [IsSubmitter]
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(responses=SubmissionSerializer(many=True))
+    def get(self, request):
+        """My submissions, newest first."""
+        mine = Submission.objects.filter(submitter=request.user).select_related("model", "run")
+        return Response(SubmissionSerializer(mine[:100], many=True).data)
+
+    @extend_schema(request=_UPLOAD, responses={201: SubmissionSerializer})
+    def post(self, request):
+        """Submit a predictions file for a new model version; 400 says why it was refused."""
+        upload = request.FILES.get("file")
+        if upload is None or not request.data.get("name"):
+            raise ValidationError({"detail": "Give 'name' and 'file'."})
+        try:
+            submission = submission_create(
+                submitter=request.user, name=str(request.data["name"]), file_name=upload.name,
+                data=upload.read(), human_eval=str(request.data.get("human_eval", "")).lower()
+                in ("1", "true", "on"))
+        except SubmissionRefused as exc:
+            raise ValidationError({"detail": " ".join(exc.messages)}) from exc
+        return Response(SubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)
+
+
+class SubmissionDetail(APIView):
+    permission_classes = [IsSubmitter]
+
+    @extend_schema(responses=SubmissionSerializer)
+    def get(self, request, submission_uuid):
+        submission = (Submission.objects.select_related("model", "run")
+                      .filter(uuid=submission_uuid, submitter=request.user).first())
+        if submission is None:
+            raise NotFound("No such submission")
+        return Response(SubmissionSerializer(submission).data)

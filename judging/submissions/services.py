@@ -1,0 +1,231 @@
+"""A new model joins the benchmark without an e-mail: one service per operation.
+
+``submission_create`` checks everything before writing (the deployment's judge, file size, the
+submitter's daily quota and one-in-flight rule, one prediction per row, the name), then in one
+transaction registers the model's new version, stores its responses, pairs each with the
+human-verified reference on the same instance (sides randomised), prices the judge run and
+refuses it above the deployment's cap, and queues the run once everything has committed. A
+refusal writes nothing and says why.
+
+The judge compares against the reference, as VisIT-Bench's automatic evaluation does; the
+optional human batch (appendix F: the new model against a randomly chosen existing model on
+every instance) waits for an admin's approval because it costs crowd money.
+"""
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from annotation.core.db_text import storage_problem
+from annotation.engine.services.batches import RowError, rows_from_upload
+
+from .. import rating_cache
+from ..judges.models import Judge, JudgeRun
+from ..judges.services import judge_estimate, judge_run_cancel, judge_run_start
+from ..models import Comparison, EvalModel, Judgment, Response
+from ..services.comparisons import comparison_batch_create, comparison_new
+from ..services.errors import ImportRejected
+from ..services.responses import REFERENCE_ALIASES, SUFFIX, predictions_import_rows
+from .models import IN_FLIGHT, Submission
+
+SAMPLING = "submission"
+HUMAN_SAMPLING = "submission-human"
+
+
+class SubmissionRefused(ValidationError):
+    """The submission was not taken; the message says why. Nothing was written."""
+
+
+def submission_judge() -> Judge:
+    """The deployment's judge for submissions (``SUBMISSION_JUDGE``: a judge name; its newest
+    version is used)."""
+    name = settings.SUBMISSION_JUDGE
+    judge = Judge.objects.filter(name=name).order_by("-pk").first() if name else None
+    if judge is None:
+        raise SubmissionRefused("Submissions are closed: no judge is configured for them "
+                                "(SUBMISSION_JUDGE).")
+    if judge.kind not in (Judge.Kind.PAIRWISE, Judge.Kind.PAIRWISE_REFERENCE,
+                          Judge.Kind.PAIRWISE_VLM):
+        raise SubmissionRefused(f"Submissions are closed: judge {name!r} is not a single-turn "
+                                "pairwise judge.")
+    return judge
+
+
+def _check_name(name: str) -> str:
+    name = " ".join((name or "").split())
+    if not 1 <= len(name) <= 80:
+        raise SubmissionRefused("Give the model a name of 1–80 characters.")
+    if storage_problem(name) or not name.isprintable():
+        raise SubmissionRefused("The model name has characters that cannot be stored.")
+    if name in REFERENCE_ALIASES or Judgment.is_human_name(name):
+        raise SubmissionRefused(f"{name!r} is reserved.")
+    return name
+
+
+def _check_quota(submitter) -> None:
+    if Submission.objects.filter(submitter=submitter, status__in=IN_FLIGHT).exists():
+        raise SubmissionRefused("You already have a submission being judged; wait for it to "
+                                "finish (or ask an admin to withdraw it).")
+    since = timezone.now() - timedelta(days=1)
+    recent = Submission.objects.filter(submitter=submitter, created_at__gte=since).count()
+    if recent >= settings.SUBMISSIONS_PER_DAY:
+        raise SubmissionRefused(f"At most {settings.SUBMISSIONS_PER_DAY} submissions per day; "
+                                "try again tomorrow.")
+
+
+def _one_prediction_rows(rows: list[dict], model_name: str) -> list[dict]:
+    """Each row's single prediction, renamed to the submission's model version."""
+    out = []
+    for number, row in enumerate(rows, start=1):
+        named = [k for k in row if isinstance(k, str) and k.endswith(SUFFIX) and k != "prediction"]
+        if "prediction" in row and not named:
+            text = row["prediction"]
+        elif len(named) == 1 and "prediction" not in row:
+            text = row[named[0]]
+        else:
+            raise SubmissionRefused(
+                f"Row {number}: give exactly one prediction (a 'prediction' key, or one "
+                f"'<model> prediction' column); found {len(named) + ('prediction' in row)}.")
+        kept = {k: v for k, v in row.items() if k not in named and k not in ("model", "prediction")}
+        out.append({**kept, "model": model_name, "prediction": text})
+    return out
+
+
+def _pair_with_reference(responses: list[Response], rnd: random.Random) -> list[Comparison]:
+    reference = EvalModel.objects.filter(is_reference=True).first()
+    if reference is None:
+        return []
+    refs = {r.instance_id: r for r in Response.objects.filter(
+        model=reference, turn=0, instance_id__in=[r.instance_id for r in responses])}
+    comparisons = [comparison_new(r.instance_id, r, refs[r.instance_id], rnd, SAMPLING)
+                   for r in responses if r.turn == 0 and r.instance_id in refs]
+    return Comparison.objects.bulk_create(comparisons)
+
+
+def submission_create(*, submitter, name: str, file_name: str, data: bytes,
+                      human_eval: bool = False) -> Submission:
+    """Take a predictions file (VisIT-Bench submission CSV or JSONL) for a new model version
+    and queue its automatic judge run; raises ``SubmissionRefused`` (nothing written)."""
+    judge = submission_judge()
+    name = _check_name(name)
+    if len(data) > settings.SUBMISSION_MAX_BYTES:
+        raise SubmissionRefused(f"The file is larger than {settings.SUBMISSION_MAX_BYTES:,} bytes.")
+    _check_quota(submitter)
+    try:
+        rows = rows_from_upload(file_name, data)
+    except RowError as exc:
+        raise SubmissionRefused("; ".join(exc.messages)) from exc
+    if len(rows) > settings.SUBMISSION_MAX_ROWS:
+        raise SubmissionRefused(f"At most {settings.SUBMISSION_MAX_ROWS:,} rows per submission.")
+    try:
+        with transaction.atomic():
+            return _create(judge, submitter, name, file_name, rows, human_eval)
+    except ImportRejected as exc:
+        raise SubmissionRefused(str(exc)) from exc
+    except IntegrityError as exc:  # a concurrent submission of this user, or of this version
+        raise SubmissionRefused("Another submission was taken at the same moment; "
+                                "wait for it to finish.") from exc
+
+
+def _create(judge, submitter, name, file_name, rows, human_eval) -> Submission:
+    version = (Submission.objects.select_for_update().filter(name=name)
+               .aggregate(v=Max("version"))["v"] or 0) + 1
+    model_name = f"{name} v{version}"
+    if EvalModel.objects.filter(name=model_name).exists():
+        raise SubmissionRefused(f"A model named {model_name!r} already exists; choose another name.")
+    EvalModel.objects.create(name=model_name, version=str(version),
+                             notes=f"Submitted by {submitter.get_username()}")
+    report = predictions_import_rows(_one_prediction_rows(rows, model_name), skip_unmatched=True)
+    if not report.responses:
+        raise SubmissionRefused("No row matched an instance of the benchmark: "
+                                + "; ".join(report.unmatched[:5]))
+    rnd = random.Random(f"{model_name}:{len(rows)}")
+    comparisons = _pair_with_reference(report.responses, rnd)
+    if not comparisons:
+        raise SubmissionRefused("None of the matched instances has a verified reference to "
+                                "judge against.")
+    items = [c.uuid for c in comparisons]
+    estimate = judge_estimate(judge=judge, item_uuids=items)
+    cap = Decimal(str(settings.SUBMISSION_BUDGET_CAP))
+    if estimate.cost > cap:
+        raise SubmissionRefused(f"Judging this submission would cost about ${estimate.cost:.2f}, "
+                                f"over this deployment's cap of ${cap:.2f} per submission.")
+    submission = Submission.objects.create(
+        submitter=submitter, name=name, version=version,
+        model=EvalModel.objects.get(name=model_name), file_name=file_name[-200:],
+        rows=len(rows), responses=len(report.responses), unmatched=report.unmatched[:500],
+        estimated_cost=estimate.cost, human_eval_requested=human_eval)
+    submission.run = judge_run_start(judge=judge, item_uuids=items, budget=cap,
+                                     created_by=f"submission {submission.uuid}")
+    submission.save(update_fields=["run"])
+    return submission
+
+
+def submission_run_finished(run: JudgeRun) -> None:
+    """Called when a judge run finishes: its submission (if any) is on the boards now —
+    also one whose run an admin resumed after it had stopped."""
+    Submission.objects.filter(
+        run=run, status__in=[Submission.Status.JUDGING, Submission.Status.FAILED]).update(
+        status=Submission.Status.DONE, error="", finished_at=timezone.now())
+
+
+def submission_run_stopped(run: JudgeRun, why: str) -> None:
+    """Called when a run stops before finishing (budget, cancelled): its submission failed,
+    which also frees the submitter's one place in flight."""
+    Submission.objects.filter(run=run, status=Submission.Status.JUDGING).update(
+        status=Submission.Status.FAILED, error=f"Judging stopped: {why}.",
+        finished_at=timezone.now())
+
+
+def submission_withdraw(submission: Submission, *, reason: str = "") -> Submission:
+    """Take a submission off the leaderboards (its judgments stay stored, nothing is deleted);
+    a run still in progress is cancelled."""
+    with transaction.atomic():
+        locked = Submission.objects.select_for_update().get(pk=submission.pk)
+        if locked.status == Submission.Status.WITHDRAWN:
+            return locked
+        locked.status = Submission.Status.WITHDRAWN
+        locked.withdrawn_at = timezone.now()
+        locked.withdrawn_reason = reason[:500]
+        locked.save(update_fields=["status", "withdrawn_at", "withdrawn_reason"])
+        if locked.run and locked.run.status in (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING):
+            judge_run_cancel(locked.run)
+    # Its judgments leave the boards: no judgment changed, so tell the cache.
+    for source in {Judgment.HUMAN, *(locked.run and [locked.run.judge.name] or [])}:
+        rating_cache.source_changed(source)
+    return locked
+
+
+def submission_human_batch_create(submission: Submission, *, seed: int = 0):
+    """The approved human evaluation: on every instance the new model answered, a comparison
+    with a randomly chosen existing model (not the reference, not another submission), in a
+    draft batch of 5 votes per comparison for the admin to activate."""
+    if submission.human_batch_id:
+        raise SubmissionRefused("This submission already has its human batch.")
+    if submission.status == Submission.Status.WITHDRAWN:
+        raise SubmissionRefused("A withdrawn submission gets no human batch.")
+    rnd = random.Random(f"{submission.uuid}:{seed}")
+    ours = list(Response.objects.filter(model=submission.model, turn=0))
+    others: dict[int, list[Response]] = {}
+    for r in (Response.objects.filter(instance_id__in=[o.instance_id for o in ours], turn=0)
+              .exclude(model=submission.model).exclude(model__is_reference=True)
+              .filter(model__submission__isnull=True).order_by("pk")):
+        others.setdefault(r.instance_id, []).append(r)
+    comparisons = [comparison_new(o.instance_id, o, rnd.choice(others[o.instance_id]), rnd,
+                                  HUMAN_SAMPLING) for o in ours if others.get(o.instance_id)]
+    if not comparisons:
+        raise SubmissionRefused("No existing model answered these instances.")
+    with transaction.atomic():
+        comparisons = Comparison.objects.bulk_create(comparisons)
+        batch = comparison_batch_create(
+            comparisons=comparisons, title=f"Human evaluation: {submission.model.name}")
+        Submission.objects.filter(pk=submission.pk).update(human_batch=batch)
+    submission.refresh_from_db()
+    return batch

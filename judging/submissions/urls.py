@@ -1,0 +1,10 @@
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("", views.submit, name="submit"),
+    path("<uuid:submission_uuid>/", views.submission_status, name="submission"),
+    path("<uuid:submission_uuid>/status.json", views.submission_status_json,
+         name="submission_status"),
+]
