@@ -6,7 +6,6 @@ number comes from a selector.
 """
 from django.db.models import Count, Q
 from django.shortcuts import render
-from django.urls import NoReverseMatch, reverse
 
 from annotation.core.permissions import admin_required, analyst_required
 from annotation.engine.selectors import batches_overview
@@ -21,15 +20,12 @@ from .models import Report
 LATEST = 8  # rows of each "latest" list
 Q_PAIRWISE = Q(kind=Judgment.Kind.PAIRWISE, comparison__isnull=False)
 Q_SCORE = Q(kind=Judgment.Kind.SCORE, response__isnull=False, score__isnull=False)
-# The disagreement-review page, linked once it exists (another part of the product).
-REVIEW_URL_NAME = "review:list"
 
 
 @analyst_required
 def analyst_home(request):
     return render(request, "agreement/home_analyst.html", {
-        "sources": _judgment_sources(), "reports": _latest_reports(), "runs": _latest_runs(),
-        "review_url": _url_if_exists(REVIEW_URL_NAME)})
+        "sources": _judgment_sources(), "reports": _latest_reports(), "runs": _latest_runs()})
 
 
 @admin_required
@@ -44,7 +40,8 @@ def admin_home(request):
 
 def _judgment_sources() -> list[tuple[str, int, int]]:
     """(source, pairwise judgments, grades) per judgment source, humans first, in one query."""
-    rows = (Judgment.objects.order_by().values("source")
+    rows = (Judgment.objects.exclude(kind=Judgment.Kind.ADJUDICATION)  # rulings, not judgments
+            .order_by().values("source")
             .annotate(pairwise=Count("id", filter=Q_PAIRWISE), grades=Count("id", filter=Q_SCORE)))
     rows = [(r["source"], r["pairwise"], r["grades"]) for r in rows]
     return sorted(rows, key=lambda r: (r[0] != HUMAN, r[0]))
@@ -58,10 +55,3 @@ def _latest_reports():
 def _latest_runs():
     runs = JudgeRun.objects.select_related("judge").order_by("-created_at")[:LATEST]
     return [(run, run_progress(run)) for run in runs]
-
-
-def _url_if_exists(name: str) -> str | None:
-    try:
-        return reverse(name)
-    except NoReverseMatch:
-        return None

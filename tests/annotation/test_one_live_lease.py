@@ -124,7 +124,7 @@ def test_concurrent_marketplace_arrivals_and_claims_leave_one_live_lease():
     """A worker accepting ten HITs of one batch at once while also claiming through the site:
     one lease; each arrival is either that lease or refused, never a second lease."""
     _needs("postgresql")
-    batch = make_batch(14, n=1)
+    batch = make_batch(14, n=1, provider="mturk")
     (worker,) = make_workers(1, provider="mturk")
     tasks = list(batch.tasks.order_by("position"))
     arrivals = [_specific(task, worker, f"ASG{i}") for i, task in enumerate(tasks[:10])]

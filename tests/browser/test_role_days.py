@@ -66,6 +66,7 @@ def test_annotators_day(page_for, alice):
 
     card.locator("a.start").click()
     page.wait_for_selector("#task-position:has-text('Task 1 of 3')")
+    page.wait_for_load_state("load")  # the page's keyboard script is deferred
     page.keyboard.press("2")  # keyboard: B, then Enter submits
     assert page.locator("#choice-B").is_checked()
     page.keyboard.press("Enter")

@@ -64,7 +64,7 @@ def postgres():
 @pytest.mark.slow
 def test_database_restart_under_load(postgres, tmp_path):
     database = postgres.url("crash")
-    home_needs_db = "/"  # the annotator dashboard reads the worker and open batches
+    home_needs_db = "/work/"  # the annotator home reads the worker and open batches
     with seeded_server(database, workers=WORKERS, log_path=tmp_path / "gunicorn.log",
                        annotators=ANNOTATORS + 1, tasks=TASKS, n=N) as (server, seeded):
         sessions, probe_session = seeded["sessions"][:-1], seeded["sessions"][-1]
