@@ -89,6 +89,8 @@ def _queue_stage_task(instance: Instance, stage: str, hit_type: str) -> Task | N
             if current is not None:
                 return current
         batch = Batch.objects.select_for_update().get(pk=pipeline_batch(hit_type).pk)
+        if batch.status == Batch.Status.FINISHED:  # finished meanwhile (its work was all done)
+            batch = Batch.objects.select_for_update().get(pk=pipeline_batch(hit_type).pk)
         last = batch.tasks.aggregate(m=Max("position"))["m"] or 0
         task = Task.objects.create(batch=batch, position=last + 1,
                                    payload={"instance": str(locked.uuid)},

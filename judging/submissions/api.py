@@ -1,5 +1,6 @@
 """Submissions through the API: a submitter posts a predictions file (multipart) and polls
 its status. Same service and rules as the page."""
+from django.conf import settings
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
@@ -53,6 +54,9 @@ class SubmissionListCreate(APIView):
         upload = request.FILES.get("file")
         if upload is None or not request.data.get("name"):
             raise ValidationError({"detail": "Give 'name' and 'file'."})
+        if upload.size > settings.SUBMISSION_MAX_BYTES:  # before reading it into memory
+            raise ValidationError({"detail": f"The file is larger than "
+                                             f"{settings.SUBMISSION_MAX_BYTES:,} bytes."})
         try:
             submission = submission_create(
                 submitter=request.user, name=str(request.data["name"]), file_name=upload.name,

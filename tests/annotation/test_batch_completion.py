@@ -50,3 +50,17 @@ def test_an_admin_finish_is_announced_and_a_stale_change_refused():
     with pytest.raises(Exception, match="changed meanwhile"):
         batch_set_status(stale, Batch.Status.PAUSED)  # still "active" in memory
     assert Batch.objects.get(pk=batch.pk).status == Batch.Status.FINISHED
+
+
+@pytest.mark.django_db
+def test_the_pipeline_opens_a_new_batch_when_its_batch_finished():
+    from annotation.models import Instance
+    from annotation.pipeline.services import _queue_stage_task, pipeline_batch
+
+    first = pipeline_batch("instruction_caption")
+    Batch.objects.filter(pk=first.pk).update(status=Batch.Status.FINISHED)  # by the sweep
+    instance = Instance.objects.create(instruction="Count the squares.",
+                                       stage=Instance.Stage.CAPTIONING)
+    task = _queue_stage_task(instance, Instance.Stage.CAPTIONING, "instruction_caption")
+    assert task is not None and task.batch_id != first.pk
+    assert Batch.objects.get(pk=task.batch_id).status == Batch.Status.ACTIVE

@@ -22,19 +22,28 @@ def batch_announce_finished(batch: Batch, *, how: str) -> None:
         "provider": batch.provider, "how": how, "tasks": batch.tasks.count(), **counts})
 
 
-def batches_finish_completed() -> int:
-    """Finish every active batch with no work left; returns how many finished."""
+def _completed(batches):
     open_task = Task.objects.filter(batch=OuterRef("pk"), slots_taken__lt=F("max_assignments"))
     leased = Assignment.objects.filter(batch=OuterRef("pk"), status=Assignment.Status.LEASED)
     has_task = Task.objects.filter(batch=OuterRef("pk"))
-    done = (Batch.objects.filter(status=Batch.Status.ACTIVE).filter(Exists(has_task))
+    return (batches.filter(status=Batch.Status.ACTIVE).filter(Exists(has_task))
             .exclude(Exists(open_task)).exclude(Exists(leased)))
+
+
+def batches_finish_completed() -> int:
+    """Finish every active batch with no work left; returns how many finished.
+
+    Each candidate is locked and checked again before it finishes: whoever adds tasks to a
+    running batch (the pipeline) locks the batch row too, so a task added meanwhile is seen
+    here, and a batch finished here is seen there (it then opens a new one)."""
     finished = 0
-    for batch in done:
+    for pk in _completed(Batch.objects.all()).values_list("pk", flat=True):
         with transaction.atomic():
-            if Batch.objects.filter(pk=batch.pk, status=Batch.Status.ACTIVE).update(
-                    status=Batch.Status.FINISHED):
-                batch.status = Batch.Status.FINISHED
-                batch_announce_finished(batch, how="completed")
-                finished += 1
+            batch = Batch.objects.select_for_update().get(pk=pk)
+            if not _completed(Batch.objects.filter(pk=pk)).exists():
+                continue
+            Batch.objects.filter(pk=pk).update(status=Batch.Status.FINISHED)
+            batch.status = Batch.Status.FINISHED
+            batch_announce_finished(batch, how="completed")
+            finished += 1
     return finished

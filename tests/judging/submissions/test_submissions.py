@@ -156,7 +156,7 @@ def test_the_approved_human_batch_pits_it_against_existing_models(bench):
 
 
 @pytest.mark.django_db
-def test_page_and_api_permissions_and_ownership(bench, client):
+def test_page_and_api_permissions_and_ownership(bench, client, settings):
     sam, other = _submitter("sam"), _submitter("other")
     annotator = User.objects.create_user("anna", password="pw-long-enough-1")
     annotator.groups.add(Group.objects.get_or_create(name="annotator")[0])
@@ -182,6 +182,11 @@ def test_page_and_api_permissions_and_ownership(bench, client):
     refused = client.post("/api/eval/submissions/", {
         "name": "Y", "file": SimpleUploadedFile("p.jsonl", b'{"item_id": "z", "prediction": "q"}')})
     assert refused.status_code == 400 and "No row matched" in refused.json()["detail"]
+    settings.SUBMISSION_MAX_BYTES = 10
+    big = client.post("/api/eval/submissions/", {
+        "name": "Y", "file": SimpleUploadedFile("p.jsonl", _jsonl(bench["instances"][:2]))})
+    assert big.status_code == 400 and "larger than 10 bytes" in big.json()["detail"]
+    settings.SUBMISSION_MAX_BYTES = 1_000_000
     made = client.post("/api/eval/submissions/", {
         "name": "Y", "file": SimpleUploadedFile("p.jsonl", _jsonl(bench["instances"][:2]))})
     assert made.status_code == 201 and made.json()["model"] == "Y v1"
