@@ -252,3 +252,38 @@ def test_on_the_leaderboard_marked_submitted_and_gone_once_withdrawn(bench, clie
     board = rating_cache.leaderboard(judge="sub-judge")  # recomputed: the cache was told
     assert "NewVLM v1" not in {row["model"] for row in board.rows}
     assert "NewVLM v1" not in client.get("/eval/leaderboard/?judge=sub-judge").content.decode()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_simultaneous_submissions_of_one_submitter_take_one(bench):
+    """Four uploads at the same moment (page and API racing): the partial unique constraint
+    lets one through; the others are refused cleanly and leave nothing behind."""
+    import threading
+
+    from django.db import connection
+
+    user = _submitter()
+    data = _jsonl(bench["instances"][:3])
+    barrier, outcomes = threading.Barrier(4), []
+
+    def submit(k):
+        barrier.wait()
+        try:
+            outcomes.append(submission_create(submitter=user, name=f"Race{k}",
+                                              file_name="p.jsonl", data=data))
+        except SubmissionRefused as exc:
+            outcomes.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=submit, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wait_for_jobs(60)
+    taken = [o for o in outcomes if isinstance(o, Submission)]
+    assert len(taken) == 1 and len(outcomes) == 4
+    assert Submission.objects.count() == 1
+    assert EvalModel.objects.filter(name__startswith="Race").count() == 1  # losers rolled back
