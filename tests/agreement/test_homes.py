@@ -37,18 +37,23 @@ def test_analyst_home_lists_sources_with_counts_reports_and_runs(analyst_client,
     assert "gpt-judge@1" in html and "4/10" in html
 
 
-def test_analyst_home_links_review_only_when_it_exists(analyst_client):
-    from django.urls import NoReverseMatch
+def test_analyst_home_links_the_review_and_lists_no_rulings_as_a_source(analyst_client):
+    from judging.models import Comparison, Judgment
+    from judging.services.adjudication import item_adjudicate
+    from judging.services.judgments.record import judgment_record
+    from tests.judging import builders
 
-    from agreement.homes import REVIEW_URL_NAME
-
+    inst = builders.instance(urls=[])
+    ms = builders.models("h-a", "h-b")
+    comparison = Comparison.objects.create(instance=inst,
+                                           response_a=builders.respond(inst, ms["h-a"]),
+                                           response_b=builders.respond(inst, ms["h-b"]))
+    judgment_record(source=Judgment.HUMAN, annotator="w1", comparison=comparison, choice="A")
+    item_adjudicate(comparison=comparison, turn="", choice="A", analyst="ann")
     html = analyst_client.get(ANALYST_HOME).content.decode()
-    try:
-        reverse(REVIEW_URL_NAME)
-    except NoReverseMatch:
-        assert 'id="review-link"' not in html
-    else:
-        assert 'id="review-link"' in html
+    assert f'href="{reverse("review:list")}" id="review-link"' in html
+    sources = html[html.index('id="leaderboards"'):html.index('id="reports"')]
+    assert "?judge=human" in sources and "adjudication" not in sources
 
 
 def test_dashboard_shows_progress_cost_with_fees_and_drafts_apart(admin_client_):
