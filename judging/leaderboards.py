@@ -15,9 +15,11 @@ from . import ratings, scores
 from .judges.models import Judge
 from .selectors import (
     HUMAN,
-    RATING_ROW,
-    pairwise_judgments,
+    RATING_IDS,
+    model_names,
+    pairwise_judgments_encoded,
     pairwise_judgments_qs,
+    raw_rows,
     reference_model_name,
     score_judgments,
 )
@@ -49,16 +51,17 @@ def leaderboard_build(judge: str = HUMAN, split: str = "all", *, exclude_blocked
                       bootstrap_rounds: int = 1000, seed: int = 0) -> Leaderboard:
     """Bradley-Terry rating with bootstrap 95 % CI and rank, online Elo, matches and the win
     rate against the human-verified reference (with n), best first."""
-    rows = pairwise_judgments(judge=judge, split=split, exclude_blocked=exclude_blocked)
+    judgments = pairwise_judgments_encoded(judge=judge, split=split,
+                                           exclude_blocked=exclude_blocked)
     reference = reference_model_name()
-    board = Leaderboard(judge, split, len(rows), reference, bootstrap_rounds)
-    if not rows:
+    board = Leaderboard(judge, split, len(judgments or ()), reference, bootstrap_rounds)
+    if judgments is None:
         return board
-    names = {r[0] for r in rows} | {r[1] for r in rows}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ratings.RatingsWarning)
-        table = ratings.leaderboard(rows, reference=reference if reference in names else None,
-                                    bootstrap_rounds=bootstrap_rounds, seed=seed)
+        table = ratings.leaderboard(
+            judgments, reference=reference if reference in judgments.models else None,
+            bootstrap_rounds=bootstrap_rounds, seed=seed)
     board.warnings = sorted({str(w.message) for w in caught})
     board.rows = [{"rank": r.rank, "model": r.model, "rating": r.bt_rating,
                    "ci_low": r.ci_low, "ci_high": r.ci_high, "elo": r.elo, "matches": r.matches,
@@ -117,12 +120,14 @@ def score_leaderboard_build(judge: str = HUMAN, split: str = "all", *,
 def category_win_rates(judge: str = HUMAN, *, exclude_blocked: bool = False) -> dict:
     """{category: {model: (win rate vs reference, n)}} (VisIT-Bench fig. 8)."""
     reference = reference_model_name()
+    rows = raw_rows(  # one read for every category, in the ratings' time order
+        pairwise_judgments_qs(judge=judge, exclude_blocked=exclude_blocked)
+        .exclude(comparison__instance__family__isnull=True).order_by("created_at", "pk")
+        .values_list(*RATING_IDS, "comparison__instance__family__name"))
+    names = model_names({r[0] for r in rows} | {r[1] for r in rows})
     by_category: dict[str, list[tuple]] = {}
-    for *row, category in (  # one read for every category, in the ratings' time order
-            pairwise_judgments_qs(judge=judge, exclude_blocked=exclude_blocked)
-            .exclude(comparison__instance__family__isnull=True).order_by("created_at", "pk")
-            .values_list(*RATING_ROW, "comparison__instance__family__name")):
-        by_category.setdefault(category, []).append(tuple(row))
+    for a, b, choice, category in rows:
+        by_category.setdefault(category, []).append((names[a], names[b], choice))
     return {category: ratings.win_rates_vs(rows, reference)
             for category, rows in sorted(by_category.items())
             if reference and any(reference in r[:2] for r in rows)}

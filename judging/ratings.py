@@ -44,6 +44,7 @@ INIT, SCALE, BASE, K = 1000.0, 400.0, 10.0, 4.0
 RIDGE = 1e-6
 OUTCOMES = ("A", "B", "tie")
 _CODE = {o: i for i, o in enumerate(OUTCOMES)}  # 0 = A wins, 1 = B wins, 2 = tie
+OUTCOME_CODE = _CODE  # for callers that encode rows themselves (judging.selectors)
 _SCORE_A = np.array([1.0, 0.0, 0.5])  # model_a's score by outcome code
 
 

@@ -12,10 +12,13 @@ An automatic judge counts once per item and turn: its verdicts written under an 
 or template version stay in the table for audit, but only the latest are read
 (``current_verdicts``). Every human vote counts.
 """
+import numpy as np
+from django.db import connections
 from django.db.models import Count, Exists, OuterRef, Q
 
 from annotation.models import Instance
 
+from . import ratings
 from .models import EvalModel, Judgment, Response
 from .ratings import majority_vote
 
@@ -105,6 +108,48 @@ def pairwise_judgments(*, judge: str = HUMAN, split: str = "all",
     return list(
         pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked)
         .order_by("created_at", "pk").values_list(*RATING_ROW))
+
+
+def pairwise_judgments_encoded(*, judge: str = HUMAN, split: str = "all",
+                               exclude_blocked: bool = False):
+    """``pairwise_judgments`` as ``ratings.Judgments`` (what the ratings compute on), or None
+    when there is none. Same rows, same order; read as model ids and the choice straight from
+    the cursor, so a million rows cost no model instances, names or datetimes (the ORM's
+    per-row conversions were most of a first leaderboard view)."""
+    qs = (pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked)
+          .order_by("created_at", "pk").values_list(*RATING_IDS))
+    return encoded_rows(raw_rows(qs))
+
+
+# The ids of the two models and the outcome: a rating row, before names.
+RATING_IDS = ("comparison__response_a__model_id", "comparison__response_b__model_id", "choice")
+
+
+def raw_rows(qs) -> list[tuple]:
+    """The rows of a ``values_list`` query of plain columns, without Django's row machinery."""
+    sql, params = qs.query.sql_with_params()
+    with connections[qs.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def model_names(ids) -> dict[int, str]:
+    return dict(EvalModel.objects.filter(pk__in=ids).values_list("pk", "name"))
+
+
+def encoded_rows(rows: list[tuple]):
+    """``(model_a id, model_b id, choice, …)`` rows as ``ratings.Judgments``: models by name,
+    sorted as ``ratings.encode`` sorts them, so results are identical to encoding names."""
+    if not rows:
+        return None
+    names = model_names({r[0] for r in rows} | {r[1] for r in rows})
+    models = tuple(sorted(names.values(), key=str))
+    position = {pk: models.index(name) for pk, name in names.items()}
+    n = len(rows)
+    return ratings.Judgments(
+        models, np.fromiter((position[r[0]] for r in rows), np.intp, n),
+        np.fromiter((position[r[1]] for r in rows), np.intp, n),
+        np.fromiter((ratings.OUTCOME_CODE[r[2]] for r in rows), np.int8, n))
 
 
 def comparison_majorities(*, judge: str = HUMAN, split: str = "all",

@@ -165,3 +165,28 @@ def test_ratings_command(voted, capsys):
     assert data["rows"][0]["model"] == "reference"
     call_command("ratings", "--format", "csv", "--rounds", "0")
     assert capsys.readouterr().out.count("\n") == 3
+
+
+def test_the_boards_fast_read_equals_encoding_the_rows():
+    """The leaderboard reads model ids and choices straight from the cursor; the result is
+    the same encoding, in the same order, as ``ratings.encode`` of the named rows, and the
+    board equals the ratings computed on those rows."""
+    import numpy as np
+
+    from judging import ratings
+    from judging.selectors import pairwise_judgments_encoded
+
+    ms = builders.models("zeta", "alpha", "Mid", reference="reference")
+    _crowd_votes([(ms["zeta"], ms["alpha"], "ABAAB"), (ms["alpha"], ms["Mid"], "BBBAA"),
+                  (ms["Mid"], ms["reference"], "ABBBB"), (ms["reference"], ms["zeta"], "AAAAB")],
+                 make_workers(5))
+    fast, slow = pairwise_judgments_encoded(), ratings.encode(pairwise_judgments())
+    assert fast.models == slow.models == ("Mid", "alpha", "reference", "zeta")
+    for column in ("a", "b", "outcome"):
+        assert np.array_equal(getattr(fast, column), getattr(slow, column)), column
+    board = leaderboard_build("human", bootstrap_rounds=100, seed=3)
+    table = ratings.leaderboard(pairwise_judgments(), reference="reference",
+                                bootstrap_rounds=100, seed=3)
+    assert [(r["model"], r["rating"], r["ci_low"], r["elo"]) for r in board.rows] == \
+        [(r.model, r.bt_rating, r.ci_low, r.elo) for r in table]
+    assert pairwise_judgments_encoded(judge="nobody") is None
