@@ -13,6 +13,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Iterable
+from functools import lru_cache
 
 from django.db import transaction
 from django.utils import timezone
@@ -48,7 +49,14 @@ def _sha(text: str) -> str:
 
 
 def reference_hash(references: list[str]) -> str:
-    return _sha(json.dumps(references, ensure_ascii=False))
+    return _reference_hash(tuple(references))
+
+
+@lru_cache(maxsize=200_000)
+def _reference_hash(references: tuple[str, ...]) -> str:
+    """Memoised: a report checks every cached score against its reference's hash, metric by
+    metric, and most references are shared by many responses (one per instance)."""
+    return _sha(json.dumps(list(references), ensure_ascii=False))
 
 
 def metric_config(name: str, options: dict | None = None) -> dict:
