@@ -6,6 +6,7 @@ import time
 
 import pytest
 from django.urls import reverse
+from playwright.sync_api import expect
 
 from agreement.models import Report
 from tests.agreement.study import build_study
@@ -41,7 +42,9 @@ def test_generate_and_view_report(page_for, analyst, study):
         if thread.name.startswith("job "):
             thread.join(30)
     assert report.status == Report.Status.DONE, report.error
-    page.reload()
+    # The page reloads itself when the build is done (a reload of our own would race it).
+    expect(page.locator("#status")).to_contain_text("done", timeout=30_000)
+    page.wait_for_load_state("load")
     assert report.params["metrics"] == ["bleu4", "length"]
     assert page.locator("h1").inner_text() == "Browser <report>"
     assert "done" in page.locator("#status").inner_text()

@@ -155,9 +155,10 @@ def test_a_judge_run_is_executed_by_the_worker(worker, send_to_redis, monkeypatc
         started = time.time()
         run = judge_run_start(judge=judge, item_uuids=[c.uuid for c in comparisons],
                               dispatch=True)
+        # Finished means the run's status moved on (the last lane flips it after its unit).
         run = _poll(lambda: JudgeRun.objects.get(pk=run.pk),
-                    lambda r: r.status != JudgeRun.Status.PENDING and r.units_done
-                    + r.units_failed >= r.units_total)
+                    lambda r: r.status not in (JudgeRun.Status.PENDING,
+                                               JudgeRun.Status.RUNNING))
         assert run.status == JudgeRun.Status.DONE, (run.status, run.units_done, run.units_failed)
         assert (run.units_total, run.units_done, run.units_failed) == (6, 6, 0)
         assert (run.calls_made, run.calls_cached, run.calls_failed) == (6, 0, 0)
