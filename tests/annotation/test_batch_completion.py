@@ -53,14 +53,25 @@ def test_an_admin_finish_is_announced_and_a_stale_change_refused():
 
 
 @pytest.mark.django_db
-def test_the_pipeline_opens_a_new_batch_when_its_batch_finished():
+def test_the_pipeline_opens_a_new_batch_when_its_batch_finished_under_it(monkeypatch):
+    """The sweep finishes the stage batch between the pipeline's lookup and its lock: the task
+    goes to a new, active batch, never into the finished one."""
     from annotation.models import Instance
-    from annotation.pipeline.services import _queue_stage_task, pipeline_batch
+    from annotation.pipeline import services
 
-    first = pipeline_batch("instruction_caption")
-    Batch.objects.filter(pk=first.pk).update(status=Batch.Status.FINISHED)  # by the sweep
+    first = services.pipeline_batch("instruction_caption")
+    real, calls = services.pipeline_batch, []
+
+    def finished_under_it(hit_type):
+        calls.append(hit_type)
+        if len(calls) == 1:  # the lookup saw it active; the sweep finishes it now
+            Batch.objects.filter(pk=first.pk).update(status=Batch.Status.FINISHED)
+            return first
+        return real(hit_type)
+
+    monkeypatch.setattr(services, "pipeline_batch", finished_under_it)
     instance = Instance.objects.create(instruction="Count the squares.",
                                        stage=Instance.Stage.CAPTIONING)
-    task = _queue_stage_task(instance, Instance.Stage.CAPTIONING, "instruction_caption")
-    assert task is not None and task.batch_id != first.pk
+    task = services._queue_stage_task(instance, Instance.Stage.CAPTIONING, "instruction_caption")
+    assert task is not None and task.batch_id != first.pk and len(calls) == 2
     assert Batch.objects.get(pk=task.batch_id).status == Batch.Status.ACTIVE

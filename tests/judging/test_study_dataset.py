@@ -1,6 +1,7 @@
 """The study as a dataset: Parquet files that pandas and `datasets` load, a card that documents
 them, pseudonymous workers, and an import that round-trips, skips what is present and refuses
 a bad row whole."""
+import json
 import os
 
 import pandas as pd
@@ -123,3 +124,43 @@ def test_a_missing_file_or_column_is_refused_before_writing(tmp_path):
     with pytest.raises(ImportFailed, match="models.parquet: missing"):
         dataset_import(tmp_path)
     assert Instance.objects.count() == 0
+
+
+def test_real_visitbench_study_round_trips(tmp_path):
+    """The real VisIT-Bench instances (../shared/data: multi-image rows, instructions repeated
+    across items) with votes in VisIT-Bench's own preference format — vote counts per row, no
+    worker ids — exported, imported into an empty database and exported again: same tables."""
+    import csv
+    import io
+
+    from annotation.content.imports.visitbench import import_visitbench
+    from judging.services.judgments.imports import judgments_import
+    from tests.support.shared_data import SHARED_DATA
+
+    data = SHARED_DATA / "visit_bench" / "visit_bench_multi_images.csv"
+    if not data.exists():
+        pytest.skip(f"shared data absent ({SHARED_DATA})")
+    import_visitbench(data)
+    rows = []
+    for k, inst in enumerate(Instance.objects.order_by("pk")[:30]):
+        urls = [ii.image.source_url for ii in inst.instance_images.order_by("position")]
+        good, bad = inst.reference_output or "A careful answer.", "I cannot tell, sorry."
+        rows.append({"image_url": json.dumps(urls), "instruction": inst.instruction,
+                     "A": good, "B": bad, "A_model": "close-model", "B_model": "vague-model",
+                     "model_selection.A": 3 + k % 3, "model_selection.B": 2 - k % 3})
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    judgments_import("visit_prefs.csv", out.getvalue().encode(), create_missing=True)
+    before = dataset_export(tmp_path / "a")
+    assert before["instances"] == 100 and before["judgments"] == 5 * 30
+    first = _tables(tmp_path / "a")
+    assert (first["judgments"]["source"] == "human").sum() == 150  # anonymous votes kept as votes
+    _wipe()
+    added = dataset_import(tmp_path / "a")
+    assert (added["instances"], added["judgments"]) == (100, 150)
+    dataset_export(tmp_path / "b")
+    second = _tables(tmp_path / "b")
+    for table in FILES:
+        pd.testing.assert_frame_equal(first[table], second[table])
