@@ -128,12 +128,15 @@ def judge_estimate(*, judge: Judge, item_uuids) -> Estimate:
 
 
 def judge_run_start(*, judge: Judge, item_uuids, budget: Decimal | None = None,
-                    created_by: str = "", dispatch: bool = True) -> JudgeRun:
-    """Create a run with one unit per item and ordering; queue it after commit."""
+                    created_by: str = "", dispatch: bool = True,
+                    estimate: Estimate | None = None) -> JudgeRun:
+    """Create a run with one unit per item and ordering; queue it after commit. A caller that
+    has just priced the same items passes its ``estimate`` instead of pricing them again."""
     items = resolve_items(judge, item_uuids)
     if budget is not None and Decimal(budget) < 0:
         raise ValidationError("budget must not be negative")
-    estimate = judge_estimate(judge=judge, item_uuids=[o.uuid for o in items])
+    if estimate is None:
+        estimate = judge_estimate(judge=judge, item_uuids=[o.uuid for o in items])
     orderings = _orderings(judge)
     with transaction.atomic():
         run = JudgeRun.objects.create(

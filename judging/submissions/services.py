@@ -140,8 +140,8 @@ def _create(judge, submitter, name, file_name, rows, human_eval) -> Submission:
     model_name = f"{name} v{version}"
     if EvalModel.objects.filter(name=model_name).exists():
         raise SubmissionRefused(f"A model named {model_name!r} already exists; choose another name.")
-    EvalModel.objects.create(name=model_name, version=str(version),
-                             notes=f"Submitted by {submitter.get_username()}")
+    model = EvalModel.objects.create(name=model_name, version=str(version),
+                                     notes=f"Submitted by {submitter.get_username()}")
     report = predictions_import_rows(_one_prediction_rows(rows, model_name), skip_unmatched=True)
     if not report.responses:
         raise SubmissionRefused("No row matched an instance of the benchmark: "
@@ -159,11 +159,12 @@ def _create(judge, submitter, name, file_name, rows, human_eval) -> Submission:
                                 f"over this deployment's cap of ${cap:.2f} per submission.")
     submission = Submission.objects.create(
         submitter=submitter, name=name, version=version,
-        model=EvalModel.objects.get(name=model_name), file_name=file_name[-200:],
+        model=model, file_name=file_name[-200:],
         rows=len(rows), responses=len(report.responses), unmatched=report.unmatched[:500],
         estimated_cost=estimate.cost, human_eval_requested=human_eval)
     submission.run = judge_run_start(judge=judge, item_uuids=items, budget=cap,
-                                     created_by=f"submission {submission.uuid}")
+                                     created_by=f"submission {submission.uuid}",
+                                     estimate=estimate)
     submission.save(update_fields=["run"])
     return submission
 
