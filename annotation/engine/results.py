@@ -21,10 +21,8 @@ import json
 import tempfile
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 from django.http import FileResponse, StreamingHttpResponse
 from django.utils.http import content_disposition_header
 
@@ -32,23 +30,24 @@ from annotation.core import csv_safety
 from annotation.engine.selectors_workers import worker_person
 from annotation.models import Assignment, Batch
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 CHUNK = 2000
 FORMATS = {  # format → (media type, file extension)
     "csv": ("text/csv; charset=utf-8", "csv"),
     "jsonl": ("application/x-ndjson; charset=utf-8", "jsonl"),
     "parquet": ("application/vnd.apache.parquet", "parquet"),
 }
-_TIME = pa.timestamp("us", tz="UTC")
-# (column, Arrow type) of what every row has, before the answer's columns.
+# (column, kind) of what every row has, before the answer's columns; kinds map to Arrow types
+# in ``parquet_schema`` (pyarrow is imported there: a web worker's boot should not pay for it).
 FIXED = [
-    ("batch", pa.string()), ("batch_title", pa.string()), ("task_position", pa.int64()),
-    ("task", pa.string()), ("assignment", pa.string()), ("worker", pa.string()),
-    ("worker_provider", pa.string()), ("status", pa.string()), ("claimed_at", _TIME),
-    ("submitted_at", _TIME), ("seconds_spent", pa.float64()), ("is_gold", pa.bool_()),
-    ("gold_correct", pa.bool_()), ("counted", pa.bool_()), ("late", pa.bool_()),
-    ("provider_assignment_id", pa.string()),
+    ("batch", "text"), ("batch_title", "text"), ("task_position", "int"), ("task", "text"),
+    ("assignment", "text"), ("worker", "text"), ("worker_provider", "text"), ("status", "text"),
+    ("claimed_at", "time"), ("submitted_at", "time"), ("seconds_spent", "float"),
+    ("is_gold", "bool"), ("gold_correct", "bool"), ("counted", "bool"), ("late", "bool"),
+    ("provider_assignment_id", "text"),
 ]
-_ARROW = {"bool": pa.bool_(), "int": pa.int64(), "float": pa.float64(), "text": pa.string()}
 
 
 class UnknownFormat(ValueError):
@@ -190,7 +189,11 @@ def jsonl_stream(batches: Iterable[Batch]) -> Iterator[str]:
 
 
 def parquet_schema(columns: dict[str, str]) -> pa.Schema:
-    return pa.schema(FIXED + [(name, _ARROW[kind]) for name, kind in columns.items()])
+    import pyarrow as pa
+
+    arrow = {"bool": pa.bool_(), "int": pa.int64(), "float": pa.float64(),
+             "text": pa.string(), "time": pa.timestamp("us", tz="UTC")}
+    return pa.schema([(name, arrow[kind]) for name, kind in FIXED + list(columns.items())])
 
 
 def parquet_write(batches: Iterable[Batch], out: IO[bytes] | str) -> None:
@@ -198,6 +201,9 @@ def parquet_write(batches: Iterable[Batch], out: IO[bytes] | str) -> None:
     batches = list(batches)
     columns = answer_columns(batches)
     schema = parquet_schema(columns)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     with pq.ParquetWriter(out, schema) as writer:
         for chunk in _chunks(result_rows(batches, columns)):
             writer.write_batch(pa.RecordBatch.from_pylist(chunk, schema=schema))

@@ -8,10 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-import openpyxl
-from openpyxl.cell import WriteOnlyCell
-from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
-
+# openpyxl (and the NumPy it pulls in) is imported where a workbook is read or written: every
+# web worker imports this module through the admin, and only an import ever needs it.
 from annotation.content.formats.common import FormatError, _is_blank
 
 CONVBENCH_SHEET = "multi_turn_benchmark"
@@ -94,6 +92,8 @@ def parse_convbench_xlsx(
     Uses the ``multi_turn_benchmark`` sheet, or the only sheet if there is
     one.  ``source`` may be a path (str or Path), bytes or a binary file.
     """
+    import openpyxl
+
     if isinstance(source, bytes):
         source = io.BytesIO(source)
     try:
@@ -151,6 +151,10 @@ def write_convbench_xlsx(records: list[ConvBenchRecord]) -> bytes:
     xlsx cannot store (e.g. ``\\x08``) are dropped; any other text round-trips
     exactly (cells over 32,767 chars are refused).
     """
+    import openpyxl
+    from openpyxl.cell import WriteOnlyCell
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+
     workbook = openpyxl.Workbook(write_only=True)
     sheet = workbook.create_sheet(CONVBENCH_SHEET)
     sheet.append(list(CONVBENCH_COLUMNS))
