@@ -36,10 +36,13 @@ because the BT fit then estimates a design-dependent projection: close pairs, wh
 prefers, see the local slope ``(1 - 2e)``, all pairs a flatter one, so active's intervals sit
 around a slightly stretched scale. Neither design gets the top-5 order right for good within
 7,050 judgments (adjacent top strengths of N(0, 1) draws are often < 0.1 apart). The 30 %
-goal is out of reach in this world: the mean information per vote over all pairs,
-``p (1 - p)``, is already 79 % of its maximum (a pair of equal models), so even a design of
-only equal-strength pairs -- which cannot keep everyone connected and anchored -- would save
-at most 21 %; greedy A-optimal with the true ``p`` lowers the median variance by 5-11 %.
+goal is out of reach in this world, and the bench prints why (``World.information_ratio``):
+the information a vote on a random pair gives the BT fit, ``4 p (1 - p)`` averaged over all
+pairs, is already 72 % (67-80 % over the 5 worlds) of a vote on two equal models with exact
+BT votes, and 82 % (80-87 %) with flipping workers (the fit sees flatter strengths), so even
+a design of only equal-strength pairs -- which cannot keep everyone connected and anchored --
+would save at most 28 % and 18 %; greedy A-optimal with the true ``p`` lowers the median
+variance by 5-11 %.
 ``d_optimal`` (variance of the difference x p(1-p)) saves about as much with worse coverage.
 """
 
@@ -82,6 +85,16 @@ class World:
         true = R.bradley_terry_from_counts(p * 1e4)
         self.beta = (true - R.INIT) * np.log(R.BASE) / R.SCALE
         self.top = list(np.argsort(-self.beta)[:TOP])
+
+    def information_ratio(self) -> float:
+        """Information a vote on a random pair gives the Bradley-Terry fit, over that of a vote
+        on two equal models (the most a vote can give it): the mean of ``4 s'(d)`` over all
+        pairs, ``d`` the difference of the strengths the fit estimates (``beta``, the BT
+        projection; with flipping workers it is flatter than the true one). One minus it bounds
+        what any design can save: only equal pairs, at best, against random pairs."""
+        d = (self.beta[:, None] - self.beta[None, :])[~np.eye(self.m, dtype=bool)]
+        s = 1.0 / (1.0 + np.exp(-d))
+        return float((4 * s * (1 - s)).mean())
 
     def vote(self, pairs, rng) -> list[tuple]:
         """5 distinct workers per comparison; rows for ``judging.ratings``."""
@@ -171,9 +184,10 @@ def main(argv=None):
         parser.error("need 0 < --ref-rounds <= --rounds")
     started, cpu = time.perf_counter(), time.process_time()
     per_rule = {rule: {"width": [], "top": [], "coverage": [], "target_cov": []} for rule in rules}
-    widths = []
+    widths, info = [], []
     for seed in range(args.seeds):
         world = World(args.models, args.flip_max, seed)
+        info.append(world.information_ratio())
         rng = np.random.default_rng([seed, 2])
         cycle = rng.permutation(world.m)  # a random ring connects every model, then random pairs
         warm = [(int(a), int(b)) for a, b in zip(cycle, np.roll(cycle, 1), strict=True)]
@@ -210,6 +224,10 @@ def main(argv=None):
     saved = 100 * (1 - med[ACTIVE]["width"] / med["uniform"]["width"])
     print(f"\n(run time {time.perf_counter() - started:.0f} s wall, "
           f"{time.process_time() - cpu:.0f} s CPU)")
+    ratio = statistics.median(info)
+    print(f"information bound: a vote on a random pair carries {100 * ratio:.0f} % of what a vote "
+          f"on two equal models carries (median over the worlds), so no design saves more than "
+          f"{100 * (1 - ratio):.0f} % of the judgments for the same CI widths")
     print(f"active sampling: {saved:.0f} % fewer judgments than uniform for the same median CI "
           f"width (coverage {100 * med[ACTIVE]['coverage']:.1f} %)")
 

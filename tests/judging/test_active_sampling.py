@@ -1,5 +1,7 @@
 """Active comparison sampling: the pure core (no database), the command's active rounds and the
 leaderboard's note of which sampling produced the data."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 from django.core.management import call_command
@@ -174,3 +176,17 @@ def test_leaderboard_says_which_sampling_produced_the_data(analyst_client):
                                     choice="AB"[(n + k) % 2], created_at=timezone.now())
     html = analyst_client.get(reverse("judging:leaderboard")).content.decode()
     assert "comparisons sampled: active 2 · uniform 1 · unrecorded 1" in html
+
+
+def test_the_benchmarks_information_bound(monkeypatch):
+    """``bench/active_sampling.py`` prints the most any design could save in its world: 1 for
+    equal models (nothing to save), less the wider the strengths spread."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "bench"))
+    from active_sampling import World
+
+    world = World(6, 0.0, seed=0)
+    world.beta = np.zeros(6)
+    assert world.information_ratio() == pytest.approx(1.0)
+    world.beta = np.array([0.0, 0.0, 0.0, 2.0, 2.0, 2.0])  # half the pairs 2 apart: 4σ'(2) ≈ 0.42
+    cross = 4 * 0.880797 * 0.119203
+    assert world.information_ratio() == pytest.approx((12 + 18 * cross) / 30)  # 30 ordered pairs
