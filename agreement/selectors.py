@@ -20,6 +20,7 @@ from judging.selectors import (
     counted_grades,
     current_verdicts,
     judge_ordering_results,
+    raw_rows,
 )
 
 from .models import MetricScore
@@ -197,12 +198,15 @@ def metric_targets(response_ids=None) -> list[MetricTarget]:
     return out
 
 
-def cached_scores(metric: str, config_hash: str, response_ids=None) -> dict[int, tuple[str, float]]:
-    """{response id: (reference hash, score)} from the cache for one metric configuration."""
-    qs = MetricScore.objects.filter(metric=metric, config_hash=config_hash)
-    if response_ids is not None and len(response_ids) < 20_000:
-        qs = qs.filter(response_id__in=list(response_ids))
-    return {r: (h, s) for r, h, s in qs.values_list("response_id", "reference_hash", "score")}
+def current_scores(metric: str, config_hash: str, reference_hashes: dict[int, str]
+                   ) -> dict[int, float]:
+    """{response id: score} from the cache for one metric configuration, for the responses in
+    ``reference_hashes`` whose cached row was scored against their current reference (its
+    hash). Read straight from the cursor: a report asks for every response, metric by metric."""
+    rows = raw_rows(MetricScore.objects.filter(metric=metric, config_hash=config_hash)
+                    .values_list("response_id", "reference_hash", "score"))
+    get = reference_hashes.get
+    return {r: s for r, h, s in rows if get(r) == h}
 
 
 def score_judgments(split: str = "all", judges: list[str] | None = None) -> list[tuple]:

@@ -1,25 +1,35 @@
 """Benchmark of the agreement issue: statistics, metrics and the full report.
 
     NLTK_DATA=var/nltk_data .venv/bin/python bench/agreement.py [--quick] [--skip-bert]
+    NLTK_DATA=var/nltk_data .venv/bin/python bench/agreement.py --only-report [--postgres]
+        [--comparisons 160000] [--runs 5] [--reuse]
 
 1. Krippendorff's alpha, 100,000 units x 5 coders (``bench/agreement_stats.py``'s data), each
    level, point estimate: target <= 1 s.
 2. BLEU-4 + ROUGE-L + METEOR + CIDEr-D on 10,000 pairs (``bench/metrics.py``'s pairs): <= 20 s.
 3. BERTScore pairs/s with the offline MiniLM model (2 torch threads).
 4. The full report (every section, 1,000 bootstrap rounds, PNG + SVG plots, HTML, CSVs) from a
-   fresh SQLite file holding 100,000 judgments (80,000 human votes on 16,000 comparisons, 2 judges
-   x 10,000 verdicts), lexical metrics cached beforehand: target <= 30 s.
+   fresh database (SQLite file, or PostgreSQL with ``--postgres``) holding 100,000 judgments
+   (80,000 human votes on 16,000 comparisons, 2 judges x 10,000 verdicts; ``--comparisons
+   160000`` for 1M), lexical metrics cached beforehand. Targets: the report, metrics cached,
+   <= 4 s at 100K judgments and <= 30 s at 1M (median of ``--runs``, best-worst beside it);
+   peak RSS <= 600 MB, printed for caching the metrics and for the report process (the build
+   and the caching each run in a forked process of their own, so each peak is its own).
+   The database is kept; ``--reuse`` times it again without rebuilding.
 """
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import random
+import resource
 import sys
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from statistics import median
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = Path(__file__).resolve().parent
@@ -75,17 +85,19 @@ def bench_bert(n: int) -> None:
           f"({n} pairs in {dt:.2f} s; model load {load:.2f} s)")
 
 
-# ---------------------------------------------------------------- the report on SQLite
+# ---------------------------------------------------------------- the report
 
 
-def _django(db_path: Path) -> None:
-    os.environ["DATABASE_URL"] = f"sqlite:///{db_path}"
+def _django(database_url: str, create: bool) -> None:
+    os.environ["DATABASE_URL"] = database_url
     os.environ.setdefault("SECRET_KEY", "bench-agreement-not-secret-" + "x" * 30)
     os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings"
     os.environ.pop("CELERY_BROKER_URL", None)
     import django
 
     django.setup()
+    if not create:
+        return
     from django.apps import apps
     from django.db import connection
 
@@ -155,31 +167,88 @@ def build_database(n_comparisons: int, votes: int, judged: int, seed: int = 0) -
             "judgments": len(judgments)}
 
 
-def bench_report(n_comparisons: int, out_dir: Path | None) -> None:
-    with tempfile.TemporaryDirectory(prefix="bench-agreement-") as tmp:
-        _django(Path(tmp) / "bench.sqlite3")
-        from agreement.services.metric_scores import LEXICAL_METRICS, metric_scores_ensure
-        from agreement.services.reports import report_generate, report_write_dir
+def _peak_rss_mb(who: int = resource.RUSAGE_SELF) -> float:
+    return resource.getrusage(who).ru_maxrss / 1024  # KiB on Linux
 
-        t0 = time.perf_counter()
-        sizes = build_database(n_comparisons, votes=5, judged=n_comparisons * 5 // 8)
-        t_build = time.perf_counter() - t0
-        print(f"4. Report on SQLite: built {sizes} in {t_build:.1f} s (bulk_create)")
-        t0 = time.perf_counter()
-        metric_scores_ensure(list(LEXICAL_METRICS))
-        print(f"   metrics cached ({', '.join(LEXICAL_METRICS)}) in "
-              f"{time.perf_counter() - t0:.1f} s (not part of the report time)")
+
+def _in_child(fn) -> float:
+    """Run ``fn`` in a forked process (database connections closed first, so none is shared)
+    and return that process's peak RSS in MB, so each phase's peak is measured on its own."""
+    from django.db import connections
+
+    connections.close_all()
+    proc = multiprocessing.get_context("fork").Process(target=fn)
+    proc.start()
+    proc.join()
+    if proc.exitcode:
+        sys.exit(f"{fn.__name__} failed in its process (exit code {proc.exitcode})")
+    return _peak_rss_mb(resource.RUSAGE_CHILDREN)  # the largest child so far
+
+
+def _database(engine: str, n_comparisons: int, reuse: bool) -> tuple[str, bool]:
+    """(database URL, whether its tables must be made): a file in the temp folder or a
+    PostgreSQL database named after the size, kept so ``--reuse`` measures it again."""
+    name = f"bench_agreement_{n_comparisons}"
+    if engine == "sqlite":
+        path = Path(tempfile.gettempdir()) / f"{name}.sqlite3"
+        if not reuse:
+            path.unlink(missing_ok=True)
+        return f"sqlite:///{path}", not reuse
+    if reuse:
+        server, _, test_db = os.environ["TEST_DATABASE_URL"].rpartition("/")
+        return f"{server}/{test_db}_{name}", False
+    from _postgres import fresh_database
+
+    return fresh_database(name), True
+
+
+def bench_report(n_comparisons: int, runs: int, engine: str, reuse: bool,
+                 out_dir: Path | None) -> None:
+    url, create = _database(engine, n_comparisons, reuse)
+    _django(url, create)
+    from agreement.services.metric_scores import LEXICAL_METRICS, metric_scores_ensure
+    from agreement.services.reports import report_generate, report_write_dir
+
+    print(f"4. Report on {engine} ({os.cpu_count()} CPUs, load average "
+          f"{os.getloadavg()[0]:.1f})")
+    if not reuse:
+        def build():
+            t0 = time.perf_counter()
+            sizes = build_database(n_comparisons, votes=5, judged=n_comparisons * 5 // 8)
+            print(f"   built {sizes} in {time.perf_counter() - t0:.1f} s (bulk_create)",
+                  flush=True)
+
+        def cache_metrics():
+            t0 = time.perf_counter()
+            metric_scores_ensure(list(LEXICAL_METRICS))
+            print(f"   metrics cached ({', '.join(LEXICAL_METRICS)}) in "
+                  f"{time.perf_counter() - t0:.1f} s (not part of the report time)", flush=True)
+
+        build_peak = _in_child(build)
+        cache_peak = _in_child(cache_metrics)
+        print(f"   peak RSS caching the lexical metrics: {cache_peak:.0f} MB  "
+              f"{'ok' if cache_peak <= 600 else 'OVER'} (target <= 600 MB)"
+              + (" (or the build's, which was larger)" if cache_peak <= build_peak else ""))
+    times = []
+    for _ in range(runs):
         t0 = time.perf_counter()
         report = report_generate({"metrics": list(LEXICAL_METRICS), "seed": 0,
                                   "bootstrap_rounds": 1000})
-        dt = time.perf_counter() - t0
-        c = report.snapshot["counts"]
-        print(f"   full report: {dt:.1f} s  {'ok' if dt <= 30 else 'SLOW'} (target <= 30 s); "
-              f"{c['judgments_used']:,} judgments, {c['items']:,} items, "
-              f"{report.files.count()} files")
-        if out_dir:
-            report_write_dir(report, out_dir)
-            print(f"   written to {out_dir}")
+        times.append(time.perf_counter() - t0)
+    c = report.snapshot["counts"]
+    med = median(times)
+    target = 4 if c["judgments_used"] <= 100_000 else 30
+    print(f"   full report, metrics cached: {med:.2f} s median ({min(times):.2f}-"
+          f"{max(times):.2f}, {runs} runs)  {'ok' if med <= target else 'SLOW'} "
+          f"(target <= {target} s at {c['judgments_used']:,} judgments); "
+          f"{c['items']:,} items, {report.files.count()} files")
+    peak = _peak_rss_mb()
+    print(f"   peak RSS of the report process: {peak:.0f} MB  "
+          f"{'ok' if peak <= 600 else 'OVER'} (target <= 600 MB); load average "
+          f"{os.getloadavg()[0]:.1f}")
+    if out_dir:
+        report_write_dir(report, out_dir)
+        print(f"   written to {out_dir}")
 
 
 def main() -> None:
@@ -188,6 +257,14 @@ def main() -> None:
     ap.add_argument("--skip-bert", action="store_true")
     ap.add_argument("--only-report", action="store_true")
     ap.add_argument("--out", type=Path, default=None, help="Also write the report files here")
+    ap.add_argument("--comparisons", type=int, default=None,
+                    help="Report size: comparisons x (5 votes + 2 judges on 5/8) judgments "
+                         "(16,000 -> 100,000 judgments; 160,000 -> 1M)")
+    ap.add_argument("--runs", type=int, default=5, help="Report builds timed (median)")
+    ap.add_argument("--postgres", action="store_true",
+                    help="Build the report on PostgreSQL (TEST_DATABASE_URL's server)")
+    ap.add_argument("--reuse", action="store_true",
+                    help="Time the database (and metric cache) a previous run of this size left")
     args = ap.parse_args()
     scale = 10 if args.quick else 1
     if not args.only_report:
@@ -195,7 +272,8 @@ def main() -> None:
         bench_metrics(10_000 // scale)
         if not args.skip_bert:
             bench_bert(500 // scale)
-    bench_report(16_000 // scale, args.out)
+    bench_report(args.comparisons or 16_000 // scale, args.runs,
+                 "postgres" if args.postgres else "sqlite", args.reuse, args.out)
 
 
 if __name__ == "__main__":

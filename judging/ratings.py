@@ -147,17 +147,36 @@ def online_elo(judgments, k: float = K, scale: float = SCALE, base: float = BASE
     return dict(zip(j.models, r, strict=True))
 
 
-def pair_counts(judgments) -> tuple[tuple, np.ndarray, np.ndarray]:
+def pair_counts(judgments, times=None) -> tuple[tuple, np.ndarray, np.ndarray]:
     """Collapse rows to ``(models, wins, ties)``: ``wins[i, j]`` = times i beat j,
-    ``ties`` symmetric. Everything except online Elo works from these counts."""
+    ``ties`` symmetric. Everything except online Elo works from these counts.
+
+    ``times`` (one non-negative integer per row) says how often each row occurred, so rows
+    already counted by the database (``GROUP BY`` model_a, model_b, outcome) give the same
+    integer matrices as the rows themselves."""
     j = encode(judgments)
     m = len(j.models)
     winner = np.where(j.outcome == 1, j.b, j.a)
     loser = np.where(j.outcome == 1, j.a, j.b)
     decided = j.outcome != 2
-    wins = np.bincount(winner[decided] * m + loser[decided], minlength=m * m).reshape(m, m)
-    t = np.bincount(j.a[~decided] * m + j.b[~decided], minlength=m * m).reshape(m, m)
-    return j.models, wins, t + t.T
+    if times is None:
+        wins = np.bincount(winner[decided] * m + loser[decided], minlength=m * m)
+        t = np.bincount(j.a[~decided] * m + j.b[~decided], minlength=m * m)
+    else:
+        times = np.asarray(times, dtype=np.int64)
+        if times.shape != (len(j),) or (times < 0).any():
+            raise ValueError("times must hold one non-negative count per judgment")
+        wins = _weighted_bincount(winner[decided] * m + loser[decided], times[decided], m * m)
+        t = _weighted_bincount(j.a[~decided] * m + j.b[~decided], times[~decided], m * m)
+    t = t.reshape(m, m)
+    return j.models, wins.reshape(m, m), t + t.T
+
+
+def _weighted_bincount(cells: np.ndarray, times: np.ndarray, size: int) -> np.ndarray:
+    """Integer bincount with integer weights (``np.bincount`` would sum them as floats)."""
+    out = np.zeros(size, dtype=np.int64)
+    np.add.at(out, cells, times)
+    return out
 
 
 class _Cells:
@@ -344,6 +363,15 @@ def bootstrap_bradley_terry(judgments, rounds: int = 1000, seed: int = 0, anchor
     refits, warm-started from the full fit.
     """
     models, wins, ties = pair_counts(judgments)
+    return (models, *_bootstrap(models, wins, ties, rounds, seed, anchor, ridge))
+
+
+def bootstrap_bradley_terry_from_counts(models: Sequence, wins, ties, rounds: int = 1000,
+                                        seed: int = 0, anchor=None, ridge: float = RIDGE
+                                        ) -> tuple[tuple, np.ndarray, np.ndarray]:
+    """``bootstrap_bradley_terry`` from ``pair_counts``' output (e.g. counts the database
+    grouped): the bootstrap resamples these counts, so the result is the same to the bit."""
+    models = tuple(models)
     return (models, *_bootstrap(models, wins, ties, rounds, seed, anchor, ridge))
 
 

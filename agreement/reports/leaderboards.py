@@ -21,17 +21,26 @@ from .guarded import statistic_or_error
 from .verdicts import Item, PairwiseVerdicts
 
 
-def _rating_rows(verdicts: PairwiseVerdicts, src: str, keys: list[Item]) -> list[tuple]:
-    """(model A, model B, choice) rows of one source: every human vote, or a source's
-    verdict."""
-    out = []
+def _rating_rows(verdicts: PairwiseVerdicts, src: str, keys: list[Item]
+                 ) -> tuple[list[tuple], dict[str, list[tuple]]]:
+    """(model A, model B, choice) rows of one source — every human vote, or a source's
+    verdict — in ``keys``' order, and the same rows per category of their instance (one pass:
+    a report asks for every source and category)."""
+    out: list[tuple] = []
+    by_category: dict[str, list[tuple]] = defaultdict(list)
+    votes = verdicts.human_votes if src == Judgment.HUMAN else None
+    verdict = None if src == Judgment.HUMAN else verdicts.by_source[src]
     for k in keys:
         c = verdicts.comparisons[k[0]]
-        if src == Judgment.HUMAN:
-            out += [(c.model_a, c.model_b, v) for v in verdicts.human_votes.get(k, ())]
-        elif k in verdicts.by_source[src]:
-            out.append((c.model_a, c.model_b, verdicts.by_source[src][k]))
-    return out
+        if votes is not None:
+            rows = [(c.model_a, c.model_b, v) for v in votes.get(k, ())]
+        elif k in verdict:
+            rows = [(c.model_a, c.model_b, verdict[k])]
+        else:
+            continue
+        out += rows
+        by_category[c.category] += rows
+    return out, by_category
 
 
 def unbounded_models(rows: list[tuple]) -> dict[str, str]:
@@ -61,7 +70,7 @@ def leaderboards(verdicts: PairwiseVerdicts, seed: int, rounds: int
     keys = verdicts.main_items()
     boards, system, categories = {}, {}, {}
     for src in [Judgment.HUMAN, *verdicts.automatic]:
-        rows = _rating_rows(verdicts, src, keys)
+        rows, rows_by_category = _rating_rows(verdicts, src, keys)
         if not rows:
             continue
         names = {r[0] for r in rows} | {r[1] for r in rows}
@@ -82,12 +91,8 @@ def leaderboards(verdicts: PairwiseVerdicts, seed: int, rounds: int
              "n_vs_reference": r.n_vs_reference, "unbounded": unbounded.get(r.model)}
             for r in table]}
         if reference is not None:
-            keys_by_category = defaultdict(list)
-            for k in keys:
-                keys_by_category[verdicts.comparisons[k[0]].category].append(k)
             per_category = {}
-            for category, category_keys in sorted(keys_by_category.items()):
-                category_rows = _rating_rows(verdicts, src, category_keys)
+            for category, category_rows in sorted(rows_by_category.items()):
                 if any(reference in r[:2] for r in category_rows):
                     per_category[category or "(none)"] = {
                         m: {"win_rate": w, "n": n}

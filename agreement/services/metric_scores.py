@@ -21,7 +21,7 @@ from django.utils import timezone
 from agreement import metrics as metric_lib
 
 from ..models import MetricRun, MetricScore
-from ..selectors import MetricTarget, cached_scores, metric_targets
+from ..selectors import MetricTarget, current_scores, metric_targets
 
 log = logging.getLogger(__name__)
 
@@ -95,14 +95,15 @@ def _score(name: str, batch: list[MetricTarget], config: dict) -> list[float]:
 
 
 def _score_metric(name: str, targets: list[MetricTarget], options: dict,
-                  on_batch=None) -> tuple[dict, str, int, int]:
+                  refs: dict[int, str], on_batch=None) -> tuple[dict, str, int, int, dict]:
     """Score the targets the cache lacks for one metric; returns (config, config hash, cached,
-    new)."""
+    new, {response id: score} of every target). ``refs``: each target's reference hash.
+    The cache is read once; only when something was scored is it read again (what the table
+    holds then is the answer: a row another worker wrote first is kept, not ours)."""
     config = metric_config(name, options)
     chash = config_hash(config, targets)
-    have = cached_scores(name, chash, [t.response_id for t in targets])
-    todo = [t for t in targets
-            if have.get(t.response_id, ("",))[0] != reference_hash(t.references)]
+    current = current_scores(name, chash, refs)
+    todo = [t for t in targets if t.response_id not in current]
     cached = len(targets) - len(todo)
     if name in CORPUS_METRICS and todo:
         todo = targets  # IDF needs the whole set; cached rows are simply kept
@@ -114,34 +115,39 @@ def _score_metric(name: str, targets: list[MetricTarget], options: dict,
         now = timezone.now()
         MetricScore.objects.bulk_create(
             [MetricScore(metric=name, config_hash=chash, response_id=t.response_id,
-                         reference_hash=reference_hash(t.references), score=float(s),
-                         created_at=now)
+                         reference_hash=refs[t.response_id], score=float(s), created_at=now)
              for t, s in zip(batch, scores, strict=True)],
             ignore_conflicts=True, batch_size=2000)
         written += len(batch)
         if on_batch:
             on_batch(cached + min(written, len(targets) - cached))
-    return config, chash, cached, len(todo)
+    if todo:
+        current = current_scores(name, chash, refs)
+    return config, chash, cached, len(todo), current
 
 
-def metric_scores_ensure(metrics: list[str], options: dict | None = None
+def metric_scores_ensure(metrics: list[str], options: dict | None = None, on_metric=None
                          ) -> tuple[dict[str, dict], dict[str, dict[int, float]]]:
     """Score every response that has a reference with each metric (cache first).
 
     Returns ({metric: {config, config_hash, cached, computed, n}}, {metric: {response id:
     score}}). The scored set is always every such response, so CIDEr-D's IDF, and therefore
-    every cached number, does not depend on which report asked.
+    every cached number, does not depend on which report asked. The set is read once for all
+    the metrics; ``on_metric(i, name)`` is called as each metric starts (a report's progress).
     """
     metrics = check_metrics(metrics)
+    if not metrics:
+        return {}, {}
     targets = metric_targets()
     refs = {t.response_id: reference_hash(t.references) for t in targets}
     summary, scores = {}, {}
-    for name in metrics:
-        config, chash, cached, computed = _score_metric(name, targets, options or {})
+    for i, name in enumerate(metrics):
+        if on_metric:
+            on_metric(i, name)
+        config, chash, cached, computed, scores[name] = _score_metric(
+            name, targets, options or {}, refs)
         summary[name] = {"config": config, "config_hash": chash,
                          "cached": cached, "computed": computed, "n": len(targets)}
-        scores[name] = {r: s for r, (h, s) in cached_scores(name, chash).items()
-                        if refs.get(r) == h}
     return summary, scores
 
 
@@ -179,6 +185,7 @@ def metric_run_work(run_id: int) -> MetricRun:
         run.status, run.started_at = MetricRun.Status.RUNNING, run.started_at or timezone.now()
         run.save(update_fields=["status", "started_at"])
     targets = metric_targets()
+    refs = {t.response_id: reference_hash(t.references) for t in targets}
     total_cached = 0
     configs = dict(run.configs)
     try:
@@ -188,8 +195,8 @@ def metric_run_work(run_id: int) -> MetricRun:
             def progress(n, base=base):
                 MetricRun.objects.filter(pk=run.pk).update(done=base + n)
 
-            config, chash, cached, _ = _score_metric(name, targets, run.options,
-                                                     on_batch=progress)
+            config, chash, cached, _, _ = _score_metric(name, targets, run.options, refs,
+                                                        on_batch=progress)
             if configs.get(name, {}).get("config_hash") not in (None, chash):
                 log.warning("metric run %s: %s ran with another configuration than recorded "
                             "at start (the worker's environment differs); recording it",

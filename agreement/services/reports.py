@@ -86,15 +86,14 @@ def report_data_compute(params: ReportParams, progress: Progress | None = None
     from ..reports.assemble import build_report_data  # SciPy & co. load in the job, not at boot
 
     progress = progress or (lambda stage, percent: None)
-    metric_summary: dict[str, dict] = {}
-    metric_scores: dict[str, dict[int, float]] = {}
     n = len(params.metrics)
-    for i, name in enumerate(params.metrics):
+
+    def on_metric(i: int, name: str) -> None:
         progress(f"metrics {i + 1}/{n} ({name})",
                  METRICS_START + (METRICS_END - METRICS_START) * i // n)
-        summary, scores = metric_scores_ensure([name], params.metric_options)
-        metric_summary.update(summary)
-        metric_scores.update(scores)
+
+    metric_summary, metric_scores = metric_scores_ensure(params.metrics, params.metric_options,
+                                                         on_metric)
     return build_report_data(params, metric_summary=metric_summary, metric_scores=metric_scores,
                              progress=progress)
 

@@ -1,0 +1,64 @@
+"""The report's metric step reads the scored set once and the cache once per metric; the
+numbers are the ones scoring metric by metric gives, and the ones stored in the cache."""
+import pytest
+
+from agreement.models import MetricScore
+from agreement.reports.params import ReportParams
+from agreement.services import metric_scores as svc
+from agreement.services.reports import report_data_compute
+from annotation.models import Instance
+
+pytestmark = pytest.mark.django_db
+LEXICAL = ["bleu4", "rouge_l", "cider_d", "length", "random"]
+
+
+def _stored(metric: str) -> dict[int, float]:
+    """What the cache holds for the metric's current rows (every response's reference is
+    unchanged here, so one row per response)."""
+    return dict(MetricScore.objects.filter(metric=metric).values_list("response_id", "score"))
+
+
+def test_all_metrics_at_once_equal_metric_by_metric(study):
+    one_by_one = {}
+    for name in LEXICAL:
+        summary, scores = svc.metric_scores_ensure([name], {"seed": 2})
+        assert summary[name]["computed"] == 8
+        one_by_one.update(scores)
+    summary, together = svc.metric_scores_ensure(LEXICAL, {"seed": 2})
+    assert together == one_by_one
+    assert all(summary[n]["cached"] == 8 and summary[n]["computed"] == 0 for n in LEXICAL)
+    assert all(together[n] == _stored(n) for n in LEXICAL)
+
+
+def test_a_fully_cached_call_reads_the_targets_once_and_each_metric_once(
+        study, django_assert_num_queries):
+    svc.metric_scores_ensure(LEXICAL)
+    with django_assert_num_queries(2 + len(LEXICAL)):  # responses, the reference model
+        svc.metric_scores_ensure(LEXICAL)
+
+
+def test_first_computation_returns_what_the_cache_then_holds(study):
+    _, scores = svc.metric_scores_ensure(LEXICAL)
+    assert all(scores[n] == _stored(n) and len(scores[n]) == 8 for n in LEXICAL)
+
+
+def test_a_row_for_an_old_reference_is_never_taken_for_the_current_one(study):
+    _, before = svc.metric_scores_ensure(["rouge_l"])
+    inst = Instance.objects.get(external_id="c1")
+    inst.reference_output = "one two three four five six"
+    inst.save()
+    summary, after = svc.metric_scores_ensure(["rouge_l"])
+    assert (summary["rouge_l"]["cached"], summary["rouge_l"]["computed"]) == (6, 2)
+    summary, cached = svc.metric_scores_ensure(["rouge_l"])  # both rows stay in the table
+    assert summary["rouge_l"]["computed"] == 0 and cached == after != before
+    assert MetricScore.objects.filter(metric="rouge_l").count() == 10
+
+
+def test_the_report_reads_the_targets_once_and_says_which_metric_it_is_on(study, monkeypatch):
+    calls, stages = [], []
+    original = svc.metric_targets
+    monkeypatch.setattr(svc, "metric_targets", lambda: calls.append(1) or original())
+    params = ReportParams.from_dict({"metrics": ["bleu4", "length"], "bootstrap_rounds": 20})
+    report_data_compute(params, lambda stage, percent: stages.append(stage))
+    assert len(calls) == 1
+    assert stages[:2] == ["metrics 1/2 (bleu4)", "metrics 2/2 (length)"]
