@@ -263,11 +263,13 @@ def cider_tokenize(text: str) -> str:
     return " ".join(_CIDER_TOKEN.findall(text.lower()))
 
 
-def _ngram_matrix(texts: list[str], n: int):
-    """(counts, order): a texts x distinct-1..n-grams CSR count matrix, and each column's order-1.
+def _ngram_blocks(texts: list[str], n: int):
+    """Yield, for k = 1..n, a texts x distinct-k-grams CSR matrix of term counts.
 
     Vectorised: words become ints, and a k-gram's id is the dense id of
-    ((k-1)-gram id, next word) from ``np.unique``, so no Python tuple per n-gram.
+    ((k-1)-gram id, next word) from ``np.unique``, so no Python tuple per n-gram. One order at
+    a time: CIDEr-D works order by order, and holding every order's counts at once (then
+    copies of them) was most of its peak memory, over 1 GB on 24K answers.
     """
     import numpy as np
     from scipy import sparse
@@ -276,28 +278,23 @@ def _ngram_matrix(texts: list[str], n: int):
     docs = [[word_ids.setdefault(w, len(word_ids)) for w in t.split()] for t in texts]
     lengths = np.array([len(d) for d in docs], dtype=np.int64)
     flat = np.fromiter(itertools.chain.from_iterable(docs), np.int64, int(lengths.sum()))
-    doc = np.repeat(np.arange(len(texts)), lengths)
+    del docs
+    doc = np.repeat(np.arange(len(texts), dtype=np.int32), lengths)
     starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
     left = np.repeat(lengths, lengths) - (np.arange(len(flat)) - starts)  # tokens to doc end
+    del starts
 
-    rows, cols, order = [], [], []
     prefix = np.zeros(len(flat), np.int64)  # id of the (k-1)-gram starting at each position
     for k in range(1, n + 1):
         ok = left >= k
         nxt = np.zeros_like(flat)  # the word k-1 positions on (0 past the end)
         nxt[: max(0, len(flat) - k + 1)] = flat[k - 1 :]
         uniq, inv = np.unique((prefix * (len(word_ids) + 1) + nxt)[ok], return_inverse=True)
+        del nxt
         prefix = np.zeros_like(flat)
         prefix[ok] = inv
-        rows.append(doc[ok])
-        cols.append(inv + sum(len(o) for o in order))
-        order.append(np.full(len(uniq), k - 1))
-    order = np.concatenate(order)
-    rows, cols = np.concatenate(rows), np.concatenate(cols)
-    counts = sparse.csr_matrix(
-        (np.ones(len(rows)), (rows, cols)), shape=(len(texts), len(order))
-    )  # duplicate (row, col) entries are summed: term frequencies
-    return counts, order
+        yield sparse.csr_matrix(  # duplicate (row, col) entries are summed: term frequencies
+            (np.ones(len(inv)), (doc[ok], inv)), shape=(len(texts), len(uniq)))
 
 
 CIDER_N, CIDER_SIGMA = 4, 6.0  # pycocoevalcap's CIDEr-D: n-grams 1..4, length penalty sigma 6
@@ -318,29 +315,29 @@ def _cider_d_scores(tests: list[str], refs: list[list[str]], n: int = CIDER_N,
     flat_refs = [r for rs in refs for r in rs]
     n_refs = np.array([len(rs) for rs in refs])
     ref_item = np.repeat(np.arange(len(refs)), n_refs)  # reference row -> item
-    counts, order = _ngram_matrix(list(tests) + flat_refs, n)
-    T, R = counts[: len(tests)], counts[len(tests) :]
-    by_order = sparse.csr_matrix(
-        (np.ones(len(order)), (np.arange(len(order)), order)), shape=(len(order), n)
-    )
-
-    # Document frequency: in how many items' reference sets each n-gram occurs.
     item_of_ref = sparse.csr_matrix(
         (np.ones(len(flat_refs)), (ref_item, np.arange(len(flat_refs)))),
         shape=(len(refs), len(flat_refs)),
     )
-    df = np.asarray(((item_of_ref @ (R > 0)) > 0).sum(axis=0)).ravel()
-    idf = sparse.diags(math.log(len(refs)) - np.log(np.maximum(1.0, df)))
+    val = np.zeros((len(flat_refs), n))
+    delta = np.zeros(len(flat_refs))
+    for k, counts in enumerate(_ngram_blocks(list(tests) + flat_refs, n)):
+        T, R = counts[: len(tests)], counts[len(tests) :]
+        del counts
+        if k == 1:  # bigram counts, for the length penalty
+            delta = np.asarray(T.sum(axis=1)).ravel()[ref_item] - np.asarray(R.sum(axis=1)).ravel()
+        # Document frequency: in how many items' reference sets each k-gram occurs.
+        df = np.asarray(((item_of_ref @ (R > 0)) > 0).sum(axis=0)).ravel()
+        idf = sparse.diags(math.log(len(refs)) - np.log(np.maximum(1.0, df)))
+        Tw, Rw = T @ idf, R @ idf
+        del T, R
+        ones = np.ones(Tw.shape[1])
+        norm_t = np.sqrt(Tw.multiply(Tw) @ ones)[ref_item]
+        norm_r = np.sqrt(Rw.multiply(Rw) @ ones)
+        clipped = Tw[ref_item].minimum(Rw).multiply(Rw) @ ones
+        denom = norm_t * norm_r
+        val[:, k] = np.divide(clipped, denom, out=np.zeros_like(clipped), where=denom != 0)
 
-    Tw, Rw = T @ idf, R @ idf
-    norm_t = np.sqrt((Tw.multiply(Tw) @ by_order).toarray())[ref_item]
-    norm_r = np.sqrt((Rw.multiply(Rw) @ by_order).toarray())
-    clipped = (Tw[ref_item].minimum(Rw).multiply(Rw) @ by_order).toarray()
-    denom = norm_t * norm_r
-    val = np.divide(clipped, denom, out=np.zeros_like(clipped), where=denom != 0)
-
-    bigrams = (order == 1).astype(float)
-    delta = (T @ bigrams)[ref_item] - R @ bigrams
     per_ref = val.sum(axis=1) * np.exp(-(delta**2) / (2 * sigma**2)) / n
     per_item = np.bincount(ref_item, weights=per_ref, minlength=len(refs))
     return (per_item / n_refs * 10.0).tolist()
