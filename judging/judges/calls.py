@@ -8,7 +8,8 @@ Protocol for a call (no database transaction is held across the HTTP request):
    flight with an expired lease) and a fresh claim token; a live lease is waited for.
 2. Reserve the call's worst-case cost on the run with a conditional UPDATE
    (``cost + reserved + estimate <= budget``). No room -> the run stops (``budget_stopped``) and
-   the call goes back to pending, never sent.
+   the call goes back to pending, never sent. Without a budget the run is only checked to be
+   still running (a cancel stops the calls of a lane's claimed batch the same way).
 3. Send the request; store the raw output, tokens and cost *before* parsing, so a crash during
    the extraction step never repeats the paid judge call.
 4. Parse strictly; if that fails on a non-empty output, make the cheaper extraction call (itself
@@ -49,7 +50,7 @@ from judging.parsers import (
 )
 
 from .models import SCORE_RANGES, Judge, JudgeCall, JudgeRun, validate_api_key_env
-from .plans import Outcome
+from .plans import Outcome, PlanError, run_unit
 from .templates import load_template
 
 POLL_S = 0.05
@@ -214,15 +215,19 @@ def _insert_claimed(call: JudgeCall) -> bool:
 class LiveCaller:
     """Makes real, idempotent, budget-checked calls on behalf of one run.
 
-    Run counters (cost, tokens, calls) are accumulated here and written once per unit by
-    ``flush_fields``; the budget stays hard because each call's worst-case cost is reserved on
-    the run *before* it is sent and released only in that same per-unit update.
+    One caller serves a lane's units, batch after batch (``start_unit`` before each). Run counters
+    (cost, tokens, calls) are accumulated here and written by ``flush_fields``: after each unit
+    that reserved money (a run with a budget), else once per batch; the budget stays hard
+    because each call's worst-case cost is reserved on the run *before* it is sent and released
+    only in that same update. ``known``: the batch's calls looked up at once
+    (``known_calls``): a key found done there is answered without a query.
     """
 
     run: JudgeRun
     judge: Judge
     item: uuid.UUID | None = None
     ordering: str = ""
+    known: dict = field(default_factory=dict)  # idempotency key -> done JudgeCall or None
     cost: Decimal = Decimal("0")
     reserved: Decimal = Decimal("0")
     made: int = 0
@@ -230,6 +235,8 @@ class LiveCaller:
     failed: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
+    sent: int = 0  # requests sent by this caller (never reset: tells paid work from cached)
+    found: int = 0  # calls found done instead (never reset: is a look-up worth making?)
     prompts: dict = field(default_factory=dict)  # turn -> [template version, [prompt hashes]]
 
     def call(self, template, messages, *, parse: str, turn: str, sample: int,
@@ -244,12 +251,19 @@ class LiveCaller:
             call.raw_output
         return Outcome(verdict=call.verdict, score=call.score, raw=raw, feedback=_feedback(call))
 
+    def start_unit(self, item: uuid.UUID, ordering: str) -> None:
+        """The next unit of the batch: its calls name it, its prompts start empty."""
+        self.item, self.ordering, self.prompts = item, ordering, {}
+
     def flush_fields(self) -> dict:
-        """F-expression updates for the run row (non-zero ones only; each costs ORM time);
-        the caller applies them once per unit."""
+        """F-expression updates for the run row of the counters gathered since the last flush
+        (non-zero ones only; each costs ORM time), which start again from zero: the caller
+        applies them in one UPDATE."""
         deltas = {"cost": self.cost, "reserved": -self.reserved, "calls_made": self.made,
                   "calls_cached": self.cached, "calls_failed": self.failed,
                   "tokens_in": self.tokens_in, "tokens_out": self.tokens_out}
+        self.cost = self.reserved = Decimal("0")
+        self.made = self.cached = self.failed = self.tokens_in = self.tokens_out = 0
         return {name: F(name) + delta for name, delta in deltas.items() if delta}
 
     def _note_prompt(self, turn: str, version: str, p_hash: str) -> None:
@@ -284,6 +298,12 @@ class LiveCaller:
         judge, run = self.judge, self.run
         p_hash = prompt_hash(messages)
         key = idempotency_key(judge, p_hash, sample)
+        known = self.known.get(key)
+        if known is not None:  # done before this batch (a done call never changes): free
+            self.found += 1
+            if known.run_id != run.pk and purpose == JudgeCall.Purpose.JUDGE:
+                self.cached += 1
+            return known
         now = timezone.now()
         token = uuid.uuid4()
         fresh = JudgeCall(
@@ -296,6 +316,7 @@ class LiveCaller:
         if not _insert_claimed(fresh):  # the key exists: done, or someone else's to claim
             token = self._claim(key)
         if token is None:  # done already (this run or an earlier one): free
+            self.found += 1
             call = JudgeCall.objects.get(idempotency_key=key)
             if call.run_id != run.pk and purpose == JudgeCall.Purpose.JUDGE:
                 self.cached += 1
@@ -303,6 +324,7 @@ class LiveCaller:
         reserve = call_cost(judge, estimate_prompt_tokens(messages), max_tokens)
         self._reserve(key, token, reserve)
         seed = (judge.seed or 0) + sample if (judge.seed is not None or judge.k > 1) else None
+        self.sent += 1
         try:
             result = client_for(judge).complete(
                 messages, temperature=judge.temperature, max_tokens=max_tokens, seed=seed,
@@ -361,17 +383,23 @@ class LiveCaller:
             time.sleep(POLL_S)  # another worker holds a live lease: wait for its result
 
     def _reserve(self, key: str, token, amount: Decimal) -> None:
+        """Hold the call's worst-case cost on the run, which must still be running (a lane
+        claims a batch of units: a cancel must stop the calls of those not yet judged)."""
         run = self.run
+        running = JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING)
         if run.budget is None:
-            return  # no cap: the unit claim already checked that the run is running
-        room = Q(budget__gte=F("cost") + F("reserved") + amount)
-        if JudgeRun.objects.filter(room, pk=run.pk, status=JudgeRun.Status.RUNNING).update(
+            if running.exists():
+                return
+        elif running.filter(budget__gte=F("cost") + F("reserved") + amount).update(
                 reserved=F("reserved") + amount):
             self.reserved += amount
             return
         JudgeCall.objects.filter(idempotency_key=key, claim_token=token).update(
             status=JudgeCall.Status.PENDING, claim_token=None, lease_expires_at=None,
             attempts=F("attempts") - 1)
+        if run.budget is None:
+            current = JudgeRun.objects.values_list("status", flat=True).get(pk=run.pk)
+            raise RunHalted(f"run is {current}")
         stopped = JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).update(
             status=JudgeRun.Status.BUDGET_STOPPED, finished_at=timezone.now())
         if stopped:  # this lane stopped the run: it alone tells the subscribers
@@ -405,6 +433,7 @@ class EstimatingCaller:
     """Walks the same prompts as a run without calling anyone; done calls count as cached."""
 
     judge: Judge
+    known: dict = field(default_factory=dict)  # idempotency key -> done JudgeCall or None
     calls: int = 0
     cached: int = 0
     prompt_tokens: int = 0
@@ -413,7 +442,11 @@ class EstimatingCaller:
     def call(self, template, messages, *, parse, turn, sample, images=()) -> Outcome:
         messages = with_images(messages, list(images))
         key = idempotency_key(self.judge, prompt_hash(messages), sample)
-        done = JudgeCall.objects.filter(idempotency_key=key, status=JudgeCall.Status.DONE).first()
+        if key in self.known:
+            done = self.known[key]
+        else:  # a prompt built from earlier outputs (multi-turn overall): not looked up yet
+            done = JudgeCall.objects.filter(idempotency_key=key,
+                                            status=JudgeCall.Status.DONE).first()
         if done is not None:
             self.cached += 1
             return Outcome(verdict=done.verdict, score=done.score, raw=done.raw_output)
@@ -426,3 +459,41 @@ class EstimatingCaller:
     @property
     def cost(self) -> Decimal:
         return call_cost(self.judge, self.prompt_tokens, self.completion_tokens)
+
+
+# ---------------------------------------------------------------- batch look-up
+
+
+@dataclass
+class _KeyCollector:
+    """Walks units' prompts without calling anyone, noting each call's idempotency key.
+    Prompts built from earlier outputs (a multi-turn overall verdict) get placeholder outputs
+    here, so their keys may differ from the real ones: callers look those up one by one."""
+
+    judge: Judge
+    keys: list = field(default_factory=list)
+
+    def call(self, template, messages, *, parse, turn, sample, images=()) -> Outcome:
+        messages = with_images(messages, list(images))
+        self.keys.append(idempotency_key(self.judge, prompt_hash(messages), sample))
+        return Outcome(verdict="unknown", raw="")
+
+
+def known_calls(judge: Judge, units, *, chunk: int = 500) -> dict:
+    """``{idempotency key: done JudgeCall or None}`` for the calls ``units`` (``(item,
+    ordering)`` pairs) will make, in one query per ``chunk`` keys instead of a few per call.
+    Done is final, so a done row stays valid; None means "not done when looked", and the live
+    caller then takes the full protocol."""
+    collector = _KeyCollector(judge)
+    for item, ordering in units:
+        try:
+            run_unit(judge, item, ordering, collector)
+        except PlanError:
+            continue
+    keys = list(dict.fromkeys(collector.keys))
+    known = dict.fromkeys(keys)
+    for start in range(0, len(keys), chunk):
+        for call in JudgeCall.objects.filter(idempotency_key__in=keys[start:start + chunk],
+                                             status=JudgeCall.Status.DONE):
+            known[call.idempotency_key] = call
+    return known

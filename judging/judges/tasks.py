@@ -1,7 +1,7 @@
 """Celery tasks for judge runs: each takes ids, calls one service, and is safe to run twice.
 
 Fan-out: ``judge_run_dispatch`` starts ``judge.concurrency`` lane tasks; each lane claims units
-(comparison × ordering) one at a time until none is left, so at most ``concurrency`` calls of a
+(comparison × ordering) in small batches until none is left, so at most ``concurrency`` calls of a
 run are in flight across all workers, and the queue is balanced dynamically. A lane killed with
 its worker is re-delivered (acks_late + reject_on_worker_lost); its calls are protected by their
 idempotency keys and leases, and ``judge_run_resume`` re-opens units left running.

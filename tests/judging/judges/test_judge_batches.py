@@ -1,0 +1,209 @@
+"""Lanes work units in batches: a batch claim never hands a unit to two lanes, the run's
+counters add up under concurrent lanes, an item's judgments are written once whether its
+orderings finish in one batch or in two, and a cached re-run sends nothing and writes the
+same judgments again (no duplicates)."""
+import re
+import threading
+from collections import Counter
+
+import pytest
+from django.db import connection
+from django.db.models import Sum
+
+from judging.judges.models import JudgeCall, JudgeRun, JudgeUnit
+from judging.judges.services import (
+    _claim_units,
+    judge_run_begin,
+    judge_run_execute,
+    judge_run_resume,
+    judge_run_start,
+)
+from judging.models import Judgment
+from tests.judging.judges.conftest import make_comparison, make_judge, make_models
+from tests.support.fake_openai import Reply, prompt_text
+
+pytestmark = pytest.mark.django_db
+
+VERDICT = "Step 1: compared.\nOverall, Response A is better."
+
+
+def _comparisons(n):
+    m1, m2 = make_models("m1", "m2")
+    return [make_comparison(m1, m2) for _ in range(n)]
+
+
+def _shown_second_first(body) -> bool:
+    """The BA ordering: model m2's answer is shown before m1's."""
+    text = prompt_text(body)
+    return text.index("m2 answer") < text.index("m1 answer")
+
+
+def _verdicts(judge):
+    return sorted(Judgment.objects.filter(annotator=judge.ident).values_list(
+        "comparison_id", "choice", "template_version", "prompt_hash"))
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_batch_claims_never_hand_one_unit_to_two_lanes(server):
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks need PostgreSQL (TEST_DATABASE_URL)")
+    comparisons = _comparisons(40)
+    run = judge_run_start(judge=make_judge(server, concurrency=8),
+                          item_uuids=[c.uuid for c in comparisons], dispatch=False)
+    assert judge_run_begin(run)
+    claimed, start = [], threading.Barrier(8)
+
+    def lane(most):
+        try:
+            start.wait()
+            while units := _claim_units(run, 8, most=most):
+                claimed.extend(u.pk for u in units)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=lane, args=(most,)) for most in (1, 3, 16, 200) * 2]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert len(claimed) == len(set(claimed)) == 80
+    assert set(claimed) == set(run.units.values_list("pk", flat=True))
+    assert not run.units.exclude(status=JudgeUnit.Status.RUNNING).exists()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_counters_add_up_under_concurrent_lanes_in_two_processes(server):
+    if connection.vendor != "postgresql":
+        pytest.skip("lanes in two processes need PostgreSQL (TEST_DATABASE_URL)")
+    comparisons = _comparisons(30)
+    # both orderings of three items fail for good ("m1 answer 1" must not match "… 12")
+    broken = re.compile("|".join(rf"{re.escape(c.response_a.text)}\b" for c in comparisons[:3]))
+
+    def responder(body):
+        if broken.search(prompt_text(body)):
+            return Reply.error(400)
+        return Reply.ok(VERDICT)
+
+    server.latency_s = 0.02
+    server.responder = responder
+    judge = make_judge(server, concurrency=8, max_retries=0)
+    run = judge_run_start(judge=judge, item_uuids=[c.uuid for c in comparisons], dispatch=False)
+    run = judge_run_execute(run, processes=2)
+    assert (run.status, run.units_done, run.units_failed) == ("done", 54, 6)
+    assert Counter(run.units.values_list("status", flat=True)) == {"done": 54, "failed": 6}
+    calls = JudgeCall.objects.filter(run=run, status=JudgeCall.Status.DONE).aggregate(
+        cost=Sum("cost"), tin=Sum("prompt_tokens"), tout=Sum("completion_tokens"))
+    assert run.calls_made == 54 == server.call_count - 6 and run.calls_failed == 6
+    assert (run.cost, run.tokens_in, run.tokens_out) == (calls["cost"], calls["tin"],
+                                                         calls["tout"])
+    assert run.reserved == 0 and run.calls_cached == 0
+    # 27 items with both orderings done: one judgment each, written once
+    assert Judgment.objects.filter(annotator=judge.ident).count() == 27
+
+
+def test_both_orderings_in_one_batch_write_the_items_judgments_once(server):
+    comparisons = _comparisons(3)
+    server.responder = lambda body: VERDICT
+    judge = make_judge(server, concurrency=1)
+    run = judge_run_execute(judge_run_start(judge=judge, item_uuids=[c.uuid for c in comparisons],
+                                            dispatch=False))
+    assert (run.status, run.units_done) == ("done", 6)
+    stored = list(Judgment.objects.filter(annotator=judge.ident).values_list(
+        "comparison_id", flat=True))
+    assert sorted(stored) == sorted(c.pk for c in comparisons)  # one per item, none twice
+    # Verdict A in the AB ordering and A (i.e. response B) in the BA ordering: a tie
+    assert set(Judgment.objects.filter(annotator=judge.ident).values_list(
+        "choice", flat=True)) == {"tie"}
+
+
+def test_orderings_finished_in_different_batches_write_the_judgments_once(server):
+    """BA fails first; the resumed run finishes it in a later batch, which alone writes."""
+    comparisons = _comparisons(2)
+    server.responder = lambda body: Reply.error(400) if _shown_second_first(body) else VERDICT
+    judge = make_judge(server, concurrency=1, max_retries=0)
+    uuids = [c.uuid for c in comparisons]
+    run = judge_run_execute(judge_run_start(judge=judge, item_uuids=uuids, dispatch=False))
+    assert (run.units_done, run.units_failed) == (2, 2)
+    assert not Judgment.objects.filter(annotator=judge.ident).exists()  # half an item: none
+    server.responder = lambda body: VERDICT
+    run = judge_run_execute(judge_run_resume(run, dispatch=False))
+    assert (run.status, run.units_done, run.units_failed) == ("done", 4, 0)
+    assert sorted(Judgment.objects.filter(annotator=judge.ident).values_list(
+        "comparison_id", flat=True)) == sorted(c.pk for c in comparisons)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cached_rerun_sends_nothing_and_writes_the_same_judgments(server):
+    comparisons = _comparisons(12)
+    server.responder = lambda body: VERDICT if len(prompt_text(body)) % 2 else (
+        "Overall, Response B is better.")
+    judge = make_judge(server, concurrency=4)
+    uuids = [c.uuid for c in comparisons]
+    first = judge_run_execute(judge_run_start(judge=judge, item_uuids=uuids, dispatch=False))
+    sent, verdicts = server.call_count, _verdicts(judge)
+    assert (first.status, first.calls_made, sent, len(verdicts)) == ("done", 24, 24, 12)
+    second = judge_run_start(judge=judge, item_uuids=uuids, dispatch=False)
+    assert (second.estimated_cost, second.units_total) == (0, 24)
+    second = judge_run_execute(second)
+    assert server.call_count == sent  # nothing sent
+    assert (second.status, second.units_done, second.calls_made, second.calls_cached,
+            second.cost) == ("done", 24, 0, 24, 0)
+    assert _verdicts(judge) == verdicts  # the same verdicts, replaced: none doubled
+    assert second.units.filter(status=JudgeUnit.Status.DONE).count() == 24
+    assert JudgeRun.objects.get(pk=first.pk).units_done == 24
+
+
+def test_a_cached_batch_gives_back_the_units_that_need_calls(server, monkeypatch):
+    """Cached units first, new ones after: the lane takes a large batch once a batch sent
+    nothing, gives the rest back at the first request, and every unit is judged once."""
+    from judging.judges import services
+
+    batches, finish = [], services._finish_batch
+
+    def spy(run, items, done, failed, reopen, caller):
+        batches.append((len(done), len(reopen)))
+        return finish(run, items, done, failed, reopen, caller)
+
+    monkeypatch.setattr(services, "_finish_batch", spy)
+    comparisons = _comparisons(30)
+    server.responder = lambda body: VERDICT
+    judge = make_judge(server, concurrency=1)
+    old, new = [c.uuid for c in comparisons[:20]], [c.uuid for c in comparisons[20:]]
+    judge_run_execute(judge_run_start(judge=judge, item_uuids=old, dispatch=False))
+    assert server.call_count == 40
+    batches.clear()
+    run = judge_run_execute(judge_run_start(judge=judge, item_uuids=old + new, dispatch=False))
+    # 16 cached units; then a large batch: 24 cached and one paid, 19 given back
+    assert batches[:2] == [(16, 0), (25, 19)] and sum(d for d, _ in batches) == 60
+    assert (run.status, run.units_done, run.calls_cached, run.calls_made) == ("done", 60, 40, 20)
+    assert server.call_count == 60 and len(set(r.headers["idempotency-key"]
+                                                for r in server.requests)) == 60
+    stored = list(Judgment.objects.filter(annotator=judge.ident).values_list(
+        "comparison_id", flat=True))
+    assert sorted(stored) == sorted(c.pk for c in comparisons)
+
+
+def test_a_cancel_stops_the_calls_of_a_claimed_batch(server, monkeypatch):
+    """The lane has claimed all twelve units in one batch; a cancel after the second unit
+    stops the calls of the ten others, which go back to pending."""
+    from judging.judges import services
+
+    comparisons = _comparisons(6)
+    server.responder = lambda body: VERDICT
+    run = judge_run_start(judge=make_judge(server, concurrency=1),
+                          item_uuids=[c.uuid for c in comparisons], dispatch=False)
+    judged, run_unit = [], services.run_unit
+
+    def cancel_after_two(judge, item, ordering, caller):
+        if len(judged) == 2:
+            services.judge_run_cancel(run)
+        judged.append(ordering)
+        return run_unit(judge, item, ordering, caller)
+
+    monkeypatch.setattr(services, "run_unit", cancel_after_two)
+    run = judge_run_execute(run)
+    assert (run.status, run.units_done, server.call_count) == ("cancelled", 2, 2)
+    assert Counter(run.units.values_list("status", flat=True)) == {"done": 2, "pending": 10}
+    assert JudgeCall.objects.filter(run=run, status=JudgeCall.Status.PENDING).count() == 1
