@@ -175,8 +175,10 @@ def test_a_cached_batch_gives_back_the_units_that_need_calls(server, monkeypatch
     assert server.call_count == 40
     batches.clear()
     run = judge_run_execute(judge_run_start(judge=judge, item_uuids=old + new, dispatch=False))
-    # 16 cached units; then a large batch: 24 cached and one paid, 19 given back
-    assert batches[:2] == [(16, 0), (25, 19)] and sum(d for d, _ in batches) == 60
+    # BATCH_UNITS cached units; then a large batch: the other cached ones and one paid, the
+    # other 19 given back
+    b = services.BATCH_UNITS
+    assert batches[:2] == [(b, 0), (40 - b + 1, 19)] and sum(d for d, _ in batches) == 60
     assert (run.status, run.units_done, run.calls_cached, run.calls_made) == ("done", 60, 40, 20)
     assert server.call_count == 60 and len(set(r.headers["idempotency-key"]
                                                 for r in server.requests)) == 60
