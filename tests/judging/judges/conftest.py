@@ -74,6 +74,16 @@ def make_comparison(model_a, model_b, **kw) -> Comparison:
     return Comparison.objects.create(instance=instance, response_a=ra, response_b=rb)
 
 
+def make_comparisons(n: int) -> list[Comparison]:
+    """``n`` comparisons of models m1 and m2, one instance each."""
+    m1, m2 = make_models("m1", "m2")
+    return [make_comparison(m1, m2) for _ in range(n)]
+
+
+# A judge's answer for the first response, in the format the strict parser reads.
+VERDICT = "Step 1: compared.\nOverall, Response A is better."
+
+
 def make_conversation_instance(focus=("Is the poem romantic?",)) -> Instance:
     instance = make_instance(kind=Instance.Kind.CONVERSATION, reference="")
     for turn, capability in ((1, "perception"), (2, "reasoning"), (3, "creation")):

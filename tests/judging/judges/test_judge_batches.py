@@ -19,17 +19,14 @@ from judging.judges.services import (
     judge_run_start,
 )
 from judging.models import Judgment
-from tests.judging.judges.conftest import make_comparison, make_judge, make_models
+from tests.judging.judges.conftest import (
+    VERDICT,
+    make_comparisons,
+    make_judge,
+)
 from tests.support.fake_openai import Reply, prompt_text
 
 pytestmark = pytest.mark.django_db
-
-VERDICT = "Step 1: compared.\nOverall, Response A is better."
-
-
-def _comparisons(n):
-    m1, m2 = make_models("m1", "m2")
-    return [make_comparison(m1, m2) for _ in range(n)]
 
 
 def _shown_second_first(body) -> bool:
@@ -48,7 +45,7 @@ def _verdicts(judge):
 def test_batch_claims_never_hand_one_unit_to_two_lanes(server):
     if connection.vendor != "postgresql":
         pytest.skip("row locks need PostgreSQL (TEST_DATABASE_URL)")
-    comparisons = _comparisons(40)
+    comparisons = make_comparisons(40)
     run = judge_run_start(judge=make_judge(server, concurrency=8),
                           item_uuids=[c.uuid for c in comparisons], dispatch=False)
     assert judge_run_begin(run)
@@ -77,7 +74,7 @@ def test_batch_claims_never_hand_one_unit_to_two_lanes(server):
 def test_counters_add_up_under_concurrent_lanes_in_two_processes(server):
     if connection.vendor != "postgresql":
         pytest.skip("lanes in two processes need PostgreSQL (TEST_DATABASE_URL)")
-    comparisons = _comparisons(30)
+    comparisons = make_comparisons(30)
     # both orderings of three items fail for good ("m1 answer 1" must not match "… 12")
     broken = re.compile("|".join(rf"{re.escape(c.response_a.text)}\b" for c in comparisons[:3]))
 
@@ -104,7 +101,7 @@ def test_counters_add_up_under_concurrent_lanes_in_two_processes(server):
 
 
 def test_both_orderings_in_one_batch_write_the_items_judgments_once(server):
-    comparisons = _comparisons(3)
+    comparisons = make_comparisons(3)
     server.responder = lambda body: VERDICT
     judge = make_judge(server, concurrency=1)
     run = judge_run_execute(judge_run_start(judge=judge, item_uuids=[c.uuid for c in comparisons],
@@ -120,7 +117,7 @@ def test_both_orderings_in_one_batch_write_the_items_judgments_once(server):
 
 def test_orderings_finished_in_different_batches_write_the_judgments_once(server):
     """BA fails first; the resumed run finishes it in a later batch, which alone writes."""
-    comparisons = _comparisons(2)
+    comparisons = make_comparisons(2)
     server.responder = lambda body: Reply.error(400) if _shown_second_first(body) else VERDICT
     judge = make_judge(server, concurrency=1, max_retries=0)
     uuids = [c.uuid for c in comparisons]
@@ -136,7 +133,7 @@ def test_orderings_finished_in_different_batches_write_the_judgments_once(server
 
 @pytest.mark.django_db(transaction=True)
 def test_cached_rerun_sends_nothing_and_writes_the_same_judgments(server):
-    comparisons = _comparisons(12)
+    comparisons = make_comparisons(12)
     server.responder = lambda body: VERDICT if len(prompt_text(body)) % 2 else (
         "Overall, Response B is better.")
     judge = make_judge(server, concurrency=4)
@@ -167,7 +164,7 @@ def test_a_cached_batch_gives_back_the_units_that_need_calls(server, monkeypatch
         return finish(run, items, done, failed, reopen, caller)
 
     monkeypatch.setattr(services, "_finish_batch", spy)
-    comparisons = _comparisons(30)
+    comparisons = make_comparisons(30)
     server.responder = lambda body: VERDICT
     judge = make_judge(server, concurrency=1)
     old, new = [c.uuid for c in comparisons[:20]], [c.uuid for c in comparisons[20:]]
@@ -192,7 +189,7 @@ def test_a_cancel_stops_the_calls_of_a_claimed_batch(server, monkeypatch):
     stops the calls of the ten others, which go back to pending."""
     from judging.judges import services
 
-    comparisons = _comparisons(6)
+    comparisons = make_comparisons(6)
     server.responder = lambda body: VERDICT
     run = judge_run_start(judge=make_judge(server, concurrency=1),
                           item_uuids=[c.uuid for c in comparisons], dispatch=False)

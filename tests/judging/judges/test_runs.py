@@ -20,17 +20,14 @@ from judging.judges.services import (
     judge_run_start,
 )
 from judging.models import Judgment
-from tests.judging.judges.conftest import make_comparison, make_judge, make_models
+from tests.judging.judges.conftest import (
+    VERDICT,
+    make_comparisons,
+    make_judge,
+)
 from tests.support.fake_openai import Reply
 
 pytestmark = pytest.mark.django_db
-
-VERDICT = "Step 1: compared.\nOverall, Response A is better."
-
-
-def _comparisons(n):
-    m1, m2 = make_models("m1", "m2")
-    return [make_comparison(m1, m2) for _ in range(n)]
 
 
 def _keys(server):
@@ -38,7 +35,7 @@ def _keys(server):
 
 
 def test_estimate_before_and_after_a_run(server):
-    comparisons = _comparisons(3)
+    comparisons = make_comparisons(3)
     judge = make_judge(server, expected_output_tokens=100)
     server.responder = lambda body: VERDICT
     estimate = judge_estimate(judge=judge, item_uuids=[c.uuid for c in comparisons])
@@ -55,7 +52,7 @@ def test_estimate_before_and_after_a_run(server):
 
 
 def test_second_run_of_the_same_judge_makes_no_new_calls(server):
-    comparisons = _comparisons(4)
+    comparisons = make_comparisons(4)
     judge = make_judge(server)
     server.responder = lambda body: VERDICT
     first = judge_run_execute(judge_run_start(
@@ -70,7 +67,7 @@ def test_second_run_of_the_same_judge_makes_no_new_calls(server):
 
 
 def test_new_judge_version_pays_again(server):
-    comparisons = _comparisons(1)
+    comparisons = make_comparisons(1)
     judge = make_judge(server)
     server.responder = lambda body: VERDICT
     judge_run_execute(judge_run_start(judge=judge, item_uuids=[comparisons[0].uuid],
@@ -86,7 +83,7 @@ def test_new_judge_version_pays_again(server):
 
 
 def test_budget_cap_stops_cleanly_and_resume_continues_without_repeats(server):
-    comparisons = _comparisons(5)
+    comparisons = make_comparisons(5)
     judge = make_judge(server, max_tokens=100)
     server.responder = lambda body: VERDICT
     # one call reserves about 0.0035 (≈ 1/3 prompt chars × 0.01/1k + 100 × 0.03/1k)
@@ -107,14 +104,14 @@ def test_budget_cap_stops_cleanly_and_resume_continues_without_repeats(server):
 
 
 def test_zero_budget_makes_no_call(server):
-    comparisons = _comparisons(1)
+    comparisons = make_comparisons(1)
     run = judge_run_execute(judge_run_start(judge=make_judge(server), budget=Decimal("0"),
                                             item_uuids=[comparisons[0].uuid], dispatch=False))
     assert run.status == JudgeRun.Status.BUDGET_STOPPED and server.call_count == 0
 
 
 def test_cancelled_run_takes_no_more_work(server):
-    comparisons = _comparisons(2)
+    comparisons = make_comparisons(2)
     run = judge_run_start(judge=make_judge(server), item_uuids=[c.uuid for c in comparisons],
                           dispatch=False)
     run = judge_run_cancel(run)
@@ -127,7 +124,7 @@ def test_bad_items_are_rejected_and_nothing_is_written(server):
 
     from django.core.exceptions import ValidationError
 
-    comparisons = _comparisons(1)
+    comparisons = make_comparisons(1)
     missing = uuid.uuid4()
     with pytest.raises(ValidationError, match=str(missing)):
         judge_run_start(judge=make_judge(server), item_uuids=[comparisons[0].uuid, missing],
@@ -138,7 +135,7 @@ def test_bad_items_are_rejected_and_nothing_is_written(server):
 def test_resume_after_a_crash_between_calls_repeats_no_call(server):
     """A lane that dies mid-run leaves units 'running'; resume re-opens them and the
     idempotency keys turn every call already answered into a free cache hit."""
-    comparisons = _comparisons(3)
+    comparisons = make_comparisons(3)
     judge = make_judge(server)
     server.responder = lambda body: VERDICT
     run = judge_run_start(judge=judge, item_uuids=[c.uuid for c in comparisons], dispatch=False)
@@ -153,7 +150,7 @@ def test_resume_after_a_crash_between_calls_repeats_no_call(server):
 
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_lanes_share_the_work_without_duplicates(server):
-    comparisons = _comparisons(12)
+    comparisons = make_comparisons(12)
     judge = make_judge(server, concurrency=6)
     server.latency_s = 0.05
     server.responder = lambda body: VERDICT
@@ -171,7 +168,7 @@ def test_concurrent_lanes_share_the_work_without_duplicates(server):
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_lanes_split_over_processes_share_the_work_without_duplicates(server):
-    comparisons = _comparisons(10)
+    comparisons = make_comparisons(10)
     judge = make_judge(server, concurrency=4)
     server.latency_s = 0.05
     server.responder = lambda body: VERDICT
@@ -193,7 +190,7 @@ def test_resume_after_killed_worker_process_never_repeats_an_answered_call(serve
     no request that was answered before the kill is ever sent again."""
     if connection.vendor != "postgresql":
         pytest.skip("a second process needs a shared database server (TEST_DATABASE_URL)")
-    comparisons = _comparisons(4)
+    comparisons = make_comparisons(4)
     judge = make_judge(server, timeout_s=1, max_retries=0, backoff_max_s=0)
     answered = []
 
