@@ -410,12 +410,13 @@ def win_probability_matrix(ratings: Mapping | Sequence[float], scale: float = SC
     return 1.0 / (1.0 + base ** ((r[None, :] - r[:, None]) / scale))
 
 
-def win_rates_vs(judgments, reference) -> dict:
+def win_rates_vs(judgments, reference, times=None) -> dict:
     """``{model: (win_rate, n)}`` against ``reference`` (either side), ties count half.
 
     ``win_rate`` is None when the pair never met; the reference itself is omitted.
+    ``times``: how often each row occurred (rows counted by the database; see ``pair_counts``).
     """
-    return _win_rates(*pair_counts(judgments), reference)
+    return _win_rates(*pair_counts(judgments, times=times), reference)
 
 
 def _win_rates(models, wins, ties, reference):
