@@ -377,9 +377,10 @@ def _finish_batch(run: JudgeRun, items: dict, done: list[JudgeUnit], failed: lis
     done, written once; the run's counters in one UPDATE, the last statement (its row lock is
     held for the shortest time, and always after the unit locks: no lock cycle)."""
     now = timezone.now()
-    # Without units done, nothing is locked or written together: no transaction (a lane
-    # halted by a cancel or the budget only gives its batch back).
-    with transaction.atomic() if done else nullcontext():
+    # Units done or failed are written with the counters that count them, in one transaction
+    # (a crash between the two would leave them disagreeing). A batch that only goes back to
+    # pending (a lane halted by a cancel or the budget) needs none.
+    with transaction.atomic() if done or failed else nullcontext():
         if done:
             # Lock the batch's units and its items' other units in one statement, in pk order,
             # so lanes finishing overlapping items cannot deadlock; the last one to finish an
