@@ -14,12 +14,7 @@ or template version stay in the table for audit, but only the latest are read
 """
 import numpy as np
 from django.db import connections
-from django.db.models import (
-    Count,
-    Exists,
-    OuterRef,
-    Q,
-)
+from django.db.models import Count, Exists, OuterRef, Q
 
 from annotation.models import Instance
 
@@ -81,10 +76,6 @@ def withdrawn_models():
     return EvalModel.objects.filter(submission__status="withdrawn").values("pk")
 
 
-def withdrawn_model_ids() -> list[int]:
-    return list(withdrawn_models().values_list("pk", flat=True))
-
-
 def submitted_model_names() -> set[str]:
     """Models on the boards through a public submission (marked so on the pages)."""
     return set(EvalModel.objects.filter(submission__isnull=False)
@@ -92,17 +83,12 @@ def submitted_model_names() -> set[str]:
 
 
 def pairwise_judgments_qs(*, judge: str = HUMAN, split: str = "all",
-                          exclude_blocked: bool = False, withdrawn_ids: list[int] | None = None):
-    """The pairwise verdicts that count. ``withdrawn_ids``: the withdrawn models' ids, read by
-    the caller first (``withdrawn_model_ids``) instead of the subquery — on millions of rows
-    the subquery's guessed selectivity makes PostgreSQL pick per-comparison index loops."""
+                          exclude_blocked: bool = False):
     qs = (Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE, source=judge,
                                   comparison__isnull=False, choice__in=["A", "B", "tie"])
           .filter(comparison__gold_choice="").filter(_split_filter(split)))
-    withdrawn = withdrawn_models() if withdrawn_ids is None else withdrawn_ids
-    if withdrawn_ids is None or withdrawn_ids:
-        qs = qs.exclude(comparison__response_a__model_id__in=withdrawn).exclude(
-            comparison__response_b__model_id__in=withdrawn)
+    qs = qs.exclude(comparison__response_a__model_id__in=withdrawn_models()).exclude(
+        comparison__response_b__model_id__in=withdrawn_models())
     if exclude_blocked:
         qs = qs.exclude(worker__blocked=True)
     if judge != HUMAN:
@@ -130,8 +116,7 @@ def pairwise_judgments_encoded(*, judge: str = HUMAN, split: str = "all",
     when there is none. Same rows, same order; read as model ids and the choice straight from
     the cursor, so a million rows cost no model instances, names or datetimes (the ORM's
     per-row conversions were most of a first leaderboard view)."""
-    qs = (pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked,
-                                withdrawn_ids=withdrawn_model_ids())
+    qs = (pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked)
           .order_by("created_at", "pk").values_list(*RATING_IDS))
     return encoded_rows(raw_rows(qs))
 
@@ -141,8 +126,7 @@ def pairwise_counts(*, judge: str = HUMAN, split: str = "all", exclude_blocked: 
     the database (one row per model pair and outcome, not one per verdict), or None when there
     is none. All Bradley-Terry and its bootstrap need; online Elo needs the rows in order."""
     rows = raw_rows(pairwise_judgments_qs(judge=judge, split=split,
-                                          exclude_blocked=exclude_blocked,
-                                          withdrawn_ids=withdrawn_model_ids())
+                                          exclude_blocked=exclude_blocked)
                     .order_by().values_list(*RATING_IDS).annotate(n=Count("pk")))
     cells = encoded_rows(rows)
     if cells is None:
