@@ -108,7 +108,10 @@ class _Coincidences:
             _, first, self.freq = np.unique(key, return_index=True, return_counts=True)
             profiles = units[first]
         else:
-            profiles, self.freq = np.unique(units, axis=0, return_counts=True)
+            table, self.freq = _row_profiles(units, n_values)
+            prof, val = np.nonzero(table)
+            self._finish(prof, val, table[prof, val], len(table), n_values)
+            return
         p_idx, col = np.nonzero(profiles >= 0)
         keys, cnt = np.unique(p_idx * n_values + profiles[p_idx, col], return_counts=True)
         prof, val = keys // n_values, keys % n_values  # sorted by profile
@@ -150,6 +153,20 @@ class _Coincidences:
             contrib[keep],
         )
         self.n_values = n_values
+
+
+def _row_profiles(units: np.ndarray, n_values: int) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct rows as value counts, how often each occurs) of sorted unit rows (-1 =
+    missing first), in the order of ``np.unique(units, axis=0)`` (the bootstrap's draws follow
+    that order, so a seed's CI stays the same) without its row sort, which costs ~0.4 s at
+    16K units x 100 coders. A sorted row is its counts; rows compare as: more missing values
+    first, then more of value 0, of value 1, ..."""
+    table = np.stack([(units == v).sum(axis=1) for v in range(n_values)], axis=1)
+    missing = units.shape[1] - table.sum(axis=1)
+    order = np.lexsort([*(-table[:, v] for v in reversed(range(n_values))), -missing])
+    table = table[order]
+    starts = np.flatnonzero(np.r_[True, (table[1:] != table[:-1]).any(axis=1)])
+    return table[starts], np.diff(np.r_[starts, len(table)])
 
 
 def _delta(
@@ -631,28 +648,43 @@ def leave_one_out_agreement(
     """
     if len(annotations) < 2:
         raise ValueError("need at least two annotators")
-    by_item: dict[Hashable, Counter] = {}
-    for items in annotations.values():
-        for it, lab in items.items():
+    names = [str(a) for a in annotations]
+    who, item, label = _vote_codes(annotations)
+    n_items, n_labels = int(item.max(initial=-1)) + 1, int(label.max(initial=-1)) + 1
+    counts = np.zeros((n_items, n_labels), dtype=np.int32)
+    np.add.at(counts, (item, label), 1)
+    agree = np.zeros(len(names), dtype=np.int64)
+    total, ties, alone = agree.copy(), agree.copy(), agree.copy()
+    step = max(1, 4_000_000 // max(n_labels, 1))  # bound the votes x labels block in memory
+    for s in range(0, len(who), step):
+        w, it, lab = who[s:s + step], item[s:s + step], label[s:s + step]
+        others = counts[it]  # each vote's item counts, minus the vote itself
+        rows = np.arange(len(it))
+        others[rows, lab] -= 1
+        top = others.max(axis=1)
+        is_alone = top == 0
+        is_tie = ~is_alone & ((others == top[:, None]).sum(axis=1) > 1)
+        decisive = ~is_alone & ~is_tie
+        agree += np.bincount(w, decisive & (others[rows, lab] == top), len(names)).astype(int)
+        total += np.bincount(w, decisive, len(names)).astype(int)
+        ties += np.bincount(w, is_tie, len(names)).astype(int)
+        alone += np.bincount(w, is_alone, len(names)).astype(int)
+    return {a: LeaveOneOutAgreement(a, proportion_ci(int(agree[i]), int(total[i]), confidence),
+                                    int(ties[i]), int(alone[i]))
+            for i, a in enumerate(names)}
+
+
+def _vote_codes(annotations: Mapping[Hashable, Mapping[Hashable, Hashable | None]]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(annotator index, item code, label code) per labelled vote, as integer arrays."""
+    items: dict = {}
+    labels: dict = {}
+    who, item, label = [], [], []
+    for i, per in enumerate(annotations.values()):
+        for it, lab in per.items():
             if lab is not None:
-                by_item.setdefault(it, Counter())[lab] += 1
-    out = {}
-    for a, items in annotations.items():
-        agree = total = ties = alone = 0
-        for it, lab in items.items():
-            if lab is None:
-                continue
-            others = by_item[it].copy()
-            others[lab] -= 1
-            ranked = [(c, n) for c, n in others.most_common() if n > 0]
-            if not ranked:
-                alone += 1
-            elif len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
-                ties += 1
-            else:
-                total += 1
-                agree += ranked[0][0] == lab
-        out[str(a)] = LeaveOneOutAgreement(
-            str(a), proportion_ci(agree, total, confidence), ties, alone
-        )
-    return out
+                who.append(i)
+                item.append(items.setdefault(it, len(items)))
+                label.append(labels.setdefault(lab, len(labels)))
+    return (np.asarray(who, dtype=np.int64), np.asarray(item, dtype=np.int64),
+            np.asarray(label, dtype=np.int64))

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import sys
+from collections import Counter
 from fractions import Fraction
 from math import comb
 from pathlib import Path
@@ -150,6 +152,24 @@ def test_alpha_bootstrap_matches_package_on_resampled_units():
     assert st._alpha_from(co, "ordinal", values, weights) == pytest.approx(expected, abs=1e-10)
 
 
+def test_many_coders_profiles_come_in_np_unique_order():
+    """Past ~30 coders the units are compressed from value counts instead of ``np.unique(
+    axis=0)`` on the sorted rows: the same profiles, in the same order, with the same
+    frequencies, so the bootstrap's seeded draws (and so its CI) do not change."""
+    from agreement.statistics.reliability import _row_profiles
+
+    rng = np.random.default_rng(11)
+    for coders, units, n_values in [(40, 300, 3), (90, 2000, 2), (35, 50, 6)]:
+        codes = rng.integers(0, n_values, size=(units, coders))
+        codes[rng.random(codes.shape) < 0.9] = -1
+        rows = np.sort(codes, axis=1)
+        expected, freq = np.unique(rows, axis=0, return_counts=True)
+        table, got_freq = _row_profiles(rows, n_values)
+        assert np.array_equal(got_freq, freq)
+        assert np.array_equal(table, np.stack([(expected == v).sum(axis=1)
+                                               for v in range(n_values)], axis=1))
+
+
 def test_alpha_bad_input():
     with pytest.raises(ValueError, match="unknown level"):
         st.krippendorff_alpha(KRIPP_2011, "cardinal")
@@ -243,6 +263,36 @@ def test_leave_one_out_agreement_excludes_ties():
     assert loo["c"].n_excluded_ties == 1 and loo["c"].n_excluded_alone == 1
 
 
+def test_leave_one_out_agreement_matches_counting_by_hand_on_random_panels():
+    """The array version against the definition, vote by vote: the others' labels on the item,
+    their top label unique (else a tie), nobody else (alone); unlabelled votes skipped."""
+    rng = random.Random(7)
+    for _ in range(200):
+        labels = rng.choice([["A", "B", "tie"], [1, 2, 3, 4, 5], ["only"]])
+        ann = {f"w{a}": {i: rng.choice([*labels, None]) for i in range(rng.randint(1, 12))
+                         if rng.random() < 0.6} for a in range(rng.randint(2, 7))}
+        loo = st.leave_one_out_agreement(ann)
+        assert list(loo) == list(ann)
+        for a, items in ann.items():
+            agree = total = ties = alone = 0
+            for it, lab in items.items():
+                if lab is None:
+                    continue
+                others = Counter(o[it] for b, o in ann.items()
+                                 if b != a and o.get(it) is not None)
+                ranked = others.most_common()
+                if not ranked:
+                    alone += 1
+                elif len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+                    ties += 1
+                else:
+                    total += 1
+                    agree += ranked[0][0] == lab
+            got = loo[a]
+            assert (got.agreement.successes, got.agreement.n, got.n_excluded_ties,
+                    got.n_excluded_alone) == (agree, total, ties, alone), (ann, a)
+
+
 # ---------------------------------------------------------------- proportions and tests
 
 
@@ -263,6 +313,20 @@ def test_clopper_pearson_against_beta_quantiles(k, n, conf):
     lo = stats.beta.ppf(a / 2, k, n - k + 1) if k > 0 else 0.0
     hi = stats.beta.ppf(1 - a / 2, k + 1, n - k) if k < n else 1.0
     assert st.proportion_ci(k, n, conf).clopper_pearson == pytest.approx((lo, hi), abs=1e-9)
+
+
+def test_proportion_ci_equals_binomtest_on_a_grid():
+    """The closed forms give scipy's binomtest intervals: Wilson to the bit, Clopper-Pearson
+    within brentq's own tolerance (its root search stops at ~1e-12)."""
+    for n in [*range(1, 41), 100, 336, 1000, 80_000]:
+        for k in sorted({0, 1, 2, n // 3, n // 2, n - 1, n} & set(range(n + 1))):
+            for conf in (0.9, 0.95, 0.99):
+                res, ref = st.proportion_ci(k, n, conf), stats.binomtest(k, n)
+                wilson = ref.proportion_ci(conf, method="wilson")
+                exact = ref.proportion_ci(conf, method="exact")
+                assert res.wilson == (wilson.low, wilson.high), (k, n, conf)
+                assert res.clopper_pearson == pytest.approx((exact.low, exact.high),
+                                                            abs=1e-11), (k, n, conf)
 
 
 def test_proportion_ci_edge_cases():
