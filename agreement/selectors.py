@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Max, Q
 
+from annotation.core.id_lists import IdsIn
 from annotation.models import Instance
 from judging.models import Comparison, EvalModel, Judge, Judgment, Response
 from judging.selectors import (
@@ -128,7 +129,7 @@ def comparison_info(ids) -> dict[int, ComparisonInfo]:
     out = {}
     ids = list(ids)
     for start in range(0, len(ids), 20_000):  # stay under SQLite's variable limit
-        for row in Comparison.objects.filter(pk__in=ids[start:start + 20_000]).values_list(
+        for row in Comparison.objects.filter(IdsIn("pk", ids[start:start + 20_000])).values_list(
                 "pk", "instance_id", "instance__family__name", "instance__kind", "swapped",
                 "response_a_id", "response_b_id", "response_a__model__name",
                 "response_b__model__name", "response_a__model__family",
@@ -145,7 +146,7 @@ def responses_for_turns(comparisons: dict[int, ComparisonInfo]) -> dict[tuple[in
     inst_list = list(inst_ids)
     for start in range(0, len(inst_list), 20_000):
         for pk, inst, model, turn in Response.objects.filter(
-                instance_id__in=inst_list[start:start + 20_000],
+                IdsIn("instance_id", inst_list[start:start + 20_000]),
                 condition=Response.Condition.GENERATED).values_list(
                 "pk", "instance_id", "model__name", "turn"):
             out[(inst, model, turn)] = pk
@@ -156,7 +157,7 @@ def response_texts(ids) -> dict[int, str]:
     out = {}
     ids = list(ids)
     for start in range(0, len(ids), 20_000):
-        out.update(Response.objects.filter(pk__in=ids[start:start + 20_000])
+        out.update(Response.objects.filter(IdsIn("pk", ids[start:start + 20_000]))
                    .values_list("pk", "text"))
     return out
 
@@ -170,7 +171,6 @@ class MetricTarget:
     """A response to score and the reference text(s) it is scored against."""
 
     response_id: int
-    response_uuid: str
     text: str
     references: list[str]
 
@@ -181,20 +181,23 @@ def metric_targets(response_ids=None) -> list[MetricTarget]:
     Ordered by response id, so batches and seeded metrics are reproducible."""
     qs = Response.objects.filter(condition=Response.Condition.GENERATED)
     if response_ids is not None:
-        qs = qs.filter(pk__in=list(response_ids))
-    rows = list(qs.order_by("pk").values_list("pk", "uuid", "text", "instance_id", "turn",
-                                               "instance__reference_output"))
+        response_ids = list(response_ids)
+        if not response_ids:
+            return []
+        qs = qs.filter(IdsIn("pk", response_ids))
+    rows = raw_rows(qs.order_by("pk").values_list("pk", "text", "instance_id", "turn",
+                                                  "instance__reference_output"))
     ref_model = EvalModel.objects.filter(is_reference=True).first()
     ref_texts: dict[tuple[int, int], str] = {}
     if ref_model is not None:
         ref_texts = {(i, t): txt for i, t, txt in Response.objects.filter(
-            model=ref_model, condition=Response.Condition.GENERATED,
-            instance_id__in={r[3] for r in rows}).values_list("instance_id", "turn", "text")}
+            IdsIn("instance_id", {r[2] for r in rows}), model=ref_model,
+            condition=Response.Condition.GENERATED).values_list("instance_id", "turn", "text")}
     out = []
-    for pk, uuid, text, inst, turn, ref_output in rows:
+    for pk, text, inst, turn, ref_output in rows:
         ref = ref_output if (turn == 0 and ref_output.strip()) else ref_texts.get((inst, turn), "")
         if ref.strip():
-            out.append(MetricTarget(pk, str(uuid), text, [ref]))
+            out.append(MetricTarget(pk, text, [ref]))
     return out
 
 
@@ -245,12 +248,17 @@ def judge_model_name(judge: str) -> str:
             .values_list("model_name", flat=True).first() or "")
 
 
+def response_uuids(ids) -> dict[int, str]:
+    return {pk: str(u) for pk, u in Response.objects.filter(IdsIn("pk", ids))
+            .values_list("pk", "uuid")}
+
+
 def comparison_uuids(ids) -> dict[int, str]:
     ids = list(ids)
     out = {}
     for start in range(0, len(ids), 20_000):
         out.update({pk: str(u) for pk, u in Comparison.objects.filter(
-            pk__in=ids[start:start + 20_000]).values_list("pk", "uuid")})
+            IdsIn("pk", ids[start:start + 20_000])).values_list("pk", "uuid")})
     return out
 
 

@@ -21,12 +21,18 @@ def accuracy_vs_majority(verdicts: PairwiseVerdicts, seed: int
     the model-vs-model items with human votes that accuracy is measured on)."""
     items = [k for k in verdicts.main_items()
              if k in verdicts.human_votes and not verdicts.involves_reference(k)]
+    majority = _majority([verdicts.human_votes[k] for k in items])
+    position = {k: i for i, k in enumerate(items)}
+
+    def human(keys: list):
+        return _subset(majority, position, keys, verdicts.human_votes)
+
     accuracy, covered = {}, {}
     for src in verdicts.automatic:
         keys = [k for k in items if k in verdicts.by_source[src]]
         covered[src] = set(keys)
         accuracy[src] = (
-            statistic_or_error(st.accuracy_vs_majority, [verdicts.human_votes[k] for k in keys],
+            statistic_or_error(st.accuracy_vs_majority, human(keys),
                                [verdicts.by_source[src][k] for k in keys], seed=seed)
             if keys else {"error": "no model-vs-model item with this source's verdict"})
     tests = []
@@ -35,11 +41,28 @@ def accuracy_vs_majority(verdicts: PairwiseVerdicts, seed: int
         if not keys:
             continue
         result = statistic_or_error(
-            st.compare_judges, [verdicts.human_votes[k] for k in keys],
+            st.compare_judges, human(keys),
             [verdicts.by_source[a][k] for k in keys], [verdicts.by_source[b][k] for k in keys],
             seed=seed)
         tests.append({"judge_a": a, "judge_b": b, **result})
     return accuracy, tests, items
+
+
+def _majority(votes: list) -> st.Majority | None:
+    """Every item's human majority, counted once for all the sources and pairs (None when
+    the votes are unusable: each statistic then meets the problem itself, as before)."""
+    try:
+        return st.human_majority(votes)
+    except ValueError:
+        return None
+
+
+def _subset(majority: st.Majority | None, position: dict, keys: list, votes: dict):
+    """What the statistic gets as human votes for ``keys``: the precomputed majority's
+    subset, or the raw votes when there is none."""
+    if majority is None:
+        return [votes[k] for k in keys]
+    return majority.take([position[k] for k in keys])
 
 
 def agreement_matrices(verdicts: PairwiseVerdicts) -> dict:

@@ -21,7 +21,7 @@ from django.utils import timezone
 from agreement import metrics as metric_lib
 
 from ..models import MetricRun, MetricScore
-from ..selectors import MetricTarget, current_scores, metric_targets
+from ..selectors import MetricTarget, current_scores, metric_targets, response_uuids
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +84,9 @@ def _score(name: str, batch: list[MetricTarget], config: dict) -> list[float]:
     """Score with exactly the recorded configuration (never re-resolving a default model, which
     could put another model's numbers under this configuration's key)."""
     if name == "random":  # seeded per response, so a score never depends on batch order
-        return [metric_lib.random([t.text], seed=int(_sha(f"{config['seed']}:{t.response_uuid}"),
-                                                     16))[0] for t in batch]
+        uuids = response_uuids(t.response_id for t in batch)
+        return [metric_lib.random([t.text], seed=int(_sha(
+            f"{config['seed']}:{uuids[t.response_id]}"), 16))[0] for t in batch]
     opts = {}
     if name == "bertscore":
         opts = {"model": config["model"], "num_layers": config["num_layers"]}

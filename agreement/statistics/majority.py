@@ -27,6 +27,15 @@ class Majority(_Result):
     n_votes: np.ndarray
     labels: tuple[Hashable, ...]
 
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def take(self, index: Sequence[int] | np.ndarray) -> Majority:
+        """The majority of a subset of the items (a report computes it once for every item
+        and hands each judge, and each pair of judges, the items it covers)."""
+        index = np.asarray(index, dtype=np.int64)
+        return Majority(self.codes[index], self.k[index], self.n_votes[index], self.labels)
+
 
 def human_majority(
     votes: Sequence[Sequence[Hashable]], labels: Sequence[Hashable] = DEFAULT_LABELS
@@ -123,15 +132,24 @@ def _judge_correct(
     human_votes, judge, labels, tie_label, seed
 ) -> tuple[Majority, np.ndarray, np.ndarray, np.ndarray]:
     _same_length(human_votes=human_votes, judge=judge)
-    maj = human_majority(human_votes, labels)
+    maj = _majority_of(human_votes, labels)
     codes = _encode(judge, maj.labels, tie_label, "judge")
     has_majority = maj.codes >= 0
     correct = _tie_break(codes, len(maj.labels), seed) == maj.codes
     return maj, codes, has_majority, correct
 
 
+def _majority_of(human_votes, labels) -> Majority:
+    """``human_votes`` as a Majority: computed from the votes, or one computed before."""
+    if not isinstance(human_votes, Majority):
+        return human_majority(human_votes, labels)
+    if human_votes.labels != tuple(labels):
+        raise ValueError(f"majority over labels {human_votes.labels}, expected {tuple(labels)}")
+    return human_votes
+
+
 def accuracy_vs_majority(
-    human_votes: Sequence[Sequence[Hashable]],
+    human_votes: Sequence[Sequence[Hashable]] | Majority,
     judge: Sequence[Hashable],
     *,
     labels: Sequence[Hashable] = DEFAULT_LABELS,
@@ -139,7 +157,8 @@ def accuracy_vs_majority(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> JudgeAccuracy:
-    """How often the judge reproduces the human majority vote.
+    """How often the judge reproduces the human majority vote (``human_votes``: each item's
+    votes, or their ``human_majority``).
 
     Items without a unique human majority are left out (counted in n_no_majority).
     Judge ties are resolved uniformly at random with ``seed`` (as VisIT-Bench does,
@@ -175,7 +194,7 @@ def accuracy_vs_majority(
 
 
 def compare_judges(
-    human_votes: Sequence[Sequence[Hashable]],
+    human_votes: Sequence[Sequence[Hashable]] | Majority,
     judge_a: Sequence[Hashable],
     judge_b: Sequence[Hashable],
     *,

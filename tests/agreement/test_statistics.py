@@ -401,6 +401,26 @@ def test_accuracy_numpy_input_matches_lists():
     assert sum(v["n_items"] for v in from_np["by_level"].values()) == 500
 
 
+def test_a_majority_counted_once_serves_every_subset():
+    """A report counts the majority of every item once and hands each judge (and each pair
+    of judges) its items' part: the results equal counting from those items' votes."""
+    rng = np.random.default_rng(9)
+    votes = [list(v) for v in np.where(rng.random((300, 5)) < 0.55, "A", "B")]
+    majority = st.human_majority(votes)
+    idx = sorted(rng.choice(300, 120, replace=False).tolist())
+    judge_a = rng.choice(["A", "B", "tie"], 120).tolist()
+    judge_b = rng.choice(["A", "B", "tie"], 120).tolist()
+    subset = [votes[i] for i in idx]
+    assert (st.accuracy_vs_majority(majority.take(idx), judge_a, seed=2).to_dict()
+            == st.accuracy_vs_majority(subset, judge_a, seed=2).to_dict())
+    assert (st.compare_judges(majority.take(idx), judge_a, judge_b, seed=2).to_dict()
+            == st.compare_judges(subset, judge_a, judge_b, seed=2).to_dict())
+    with pytest.raises(ValueError, match="same length"):
+        st.accuracy_vs_majority(majority.take(idx[:-1]), judge_a)
+    with pytest.raises(ValueError, match="majority over labels"):
+        st.accuracy_vs_majority(majority.take(idx), judge_a, labels=("A", "B", "C"))
+
+
 def test_tie_breaking_reproducible_by_seed():
     rng = np.random.default_rng(1)
     votes = [list(v) for v in np.where(rng.random((400, 5)) < 0.5, "A", "B")]
