@@ -17,12 +17,13 @@ from judging.models import Judgment
 from .. import selectors
 from .accuracy import accuracy_vs_majority, agreement_matrices
 from .biases import biases
+from .forked import Forked
 from .leaderboards import leaderboards
 from .params import ReportParams
 from .reliability import human_reliability
 from .scores import score_analysis
 from .snapshot import report_counts, report_snapshot
-from .verdicts import gather_pairwise_verdicts
+from .verdicts import PairwiseVerdicts, gather_pairwise_verdicts
 
 
 def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
@@ -39,22 +40,22 @@ def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
     progress("loading judgments", 40)
     verdicts = gather_pairwise_verdicts(params, metric_scores)
     seed, rounds = params.seed, params.bootstrap_rounds
+    # Reliability and ratings (bootstraps over the verdicts alone) in a child meanwhile.
+    in_child = Forked(_reliability_and_ratings, verdicts, seed, rounds)
     progress("statistics: accuracy", 46)
     accuracy, tests, accuracy_items = accuracy_vs_majority(verdicts, seed)
     matrices = agreement_matrices(verdicts)
-    progress("statistics: reliability", 52)
-    reliability = human_reliability(verdicts, seed, rounds)
-    progress("statistics: scores", 60)
+    progress("statistics: scores", 56)
     scores = score_analysis(params, metric_scores, seed, rounds)
-    progress("statistics: ratings", 66)
-    boards, system, categories = leaderboards(verdicts, seed, rounds)
-    progress("statistics: biases", 76)
+    progress("statistics: biases", 62)
     response_ids = {r for k in verdicts.items if (pair := verdicts.pair(k)) for r in pair}
     response_ids |= {k[0] for rows in scores.by_source.values() for k in rows}
     lengths = {pk: len(text.split())
                for pk, text in selectors.response_texts(response_ids).items()}
     bias_section, length_boxes = biases(verdicts, lengths, scores.by_source)
     feedback = selectors.feedback_judgments(params.split, params.judges)
+    progress("statistics: reliability and ratings", 72)
+    reliability, (boards, system, categories) = in_child.result()
     counts = report_counts(verdicts, scores, feedback, accuracy_items)
     data = {
         "snapshot": report_snapshot(verdicts, scores, counts, metric_summary),
@@ -74,6 +75,13 @@ def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
         "biases": bias_section,
     }
     return json_ready(data), {"length_boxes": length_boxes}
+
+
+def _reliability_and_ratings(verdicts: PairwiseVerdicts, seed: int, rounds: int
+                             ) -> tuple[dict, tuple]:
+    """The sections computed from the verdicts alone (no database), with the longest
+    bootstraps: the part of a report a forked child can do."""
+    return human_reliability(verdicts, seed, rounds), leaderboards(verdicts, seed, rounds)
 
 
 def json_ready(obj):

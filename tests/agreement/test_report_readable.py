@@ -11,7 +11,7 @@ import re
 import pytest
 from django.template.loader import render_to_string
 
-from agreement.reports import labels, numbers, plots
+from agreement.reports import forked, labels, numbers, plots
 from agreement.reports.html import summary, table_block
 from agreement.reports.leaderboards import unbounded_models
 from agreement.services.reports import report_generate
@@ -195,3 +195,22 @@ def test_report_html_opens_inline_in_a_sandbox_and_downloads(report, analyst_cli
     assert _file(analyst_client, report, "accuracy.csv")["Content-Disposition"].startswith(
         "attachment")
     assert _file(alice_client, report, "report.html").status_code == 403
+
+
+def _render_plots(report, monkeypatch, fork: bool):
+    monkeypatch.setattr(plots, "may_fork", lambda: fork)
+    monkeypatch.setattr(forked, "may_fork", lambda: fork)
+    return plots.render_all(report.data, {})
+
+
+def test_plots_drawn_half_in_a_forked_child_are_the_same_files_in_the_same_order(
+        report, monkeypatch):
+    children = []
+    start = forked.Forked._start
+    monkeypatch.setattr(forked.Forked, "_start",
+                        lambda self: (c := start(self)) and (children.append(c[0]) or c))
+    in_two = _render_plots(report, monkeypatch, fork=True)
+    assert children, "no child was forked"
+    alone = _render_plots(report, monkeypatch, fork=False)
+    assert list(in_two) == list(alone) and in_two == alone
+    assert {name.rsplit(".", 1)[1] for name in in_two} == {"png", "svg"}
