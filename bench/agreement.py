@@ -243,9 +243,11 @@ def bench_report(n_comparisons: int, runs: int, engine: str, reuse: bool,
           f"(target <= {target} s at {c['judgments_used']:,} judgments); "
           f"{c['items']:,} items, {report.files.count()} files")
     peak = _peak_rss_mb()
+    child = _peak_rss_mb(resource.RUSAGE_CHILDREN)
     print(f"   peak RSS of the report process: {peak:.0f} MB  "
-          f"{'ok' if peak <= 600 else 'OVER'} (target <= 600 MB); load average "
-          f"{os.getloadavg()[0]:.1f}")
+          f"{'ok' if peak <= 600 else 'OVER'} (target <= 600 MB); of its largest forked "
+          f"child: {child:.0f} MB (shared pages counted in both; includes the build's and "
+          f"the caching's processes when they ran); load average {os.getloadavg()[0]:.1f}")
     if out_dir:
         report_write_dir(report, out_dir)
         print(f"   written to {out_dir}")

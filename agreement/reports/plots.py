@@ -1,4 +1,4 @@
-"""Report figures (matplotlib, Agg backend, private MPLCONFIGDIR), each as PNG and SVG bytes.
+"""Report figures (matplotlib through ``annotation.core.pyplot``), each as PNG and SVG bytes.
 
 Inputs are the report dict (plus raw length lists for box plots); nothing here reads the
 database. Every figure function returns a matplotlib Figure; ``render_all`` saves them.
@@ -12,18 +12,16 @@ the figure carries the same note.
 from __future__ import annotations
 
 import io
-import os
-import tempfile
 import textwrap
 import threading
 
+from annotation.core.pyplot import pyplot
 from judging.models import Judgment
 
 from .forked import Forked, may_fork
 from .labels import source_label
 
 _lock = threading.Lock()  # pyplot's figure manager is global state
-_MPL_DIR: str | None = None
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
           "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896",
           "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5"]  # tab10, tab20
@@ -110,16 +108,8 @@ def _footnote(fig, text: str) -> None:
 
 
 def _pyplot():
-    global _MPL_DIR
-    if _MPL_DIR is None:
-        _MPL_DIR = tempfile.mkdtemp(prefix="mpl-agreement-")
-        os.environ.setdefault("MPLCONFIGDIR", _MPL_DIR)
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    matplotlib.rcParams["svg.hashsalt"] = "agreement-report"  # stable SVG element ids
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
+    plt.rcParams["svg.hashsalt"] = "agreement-report"  # stable SVG element ids
     return plt
 
 

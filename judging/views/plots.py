@@ -1,26 +1,11 @@
 """PNG plots of a leaderboard: ratings with CI bars, per-category win rates vs the reference.
 
-matplotlib is imported lazily with the Agg backend and a private MPLCONFIGDIR, so a web worker
-never needs a display or a writable home directory.
+matplotlib is imported lazily (``annotation.core.pyplot``: Agg backend, its own configuration
+folder), so a web worker never needs a display or a writable home directory.
 """
 import io
-import os
-import tempfile
 
-_MPL_DIR = None
-
-
-def _pyplot():
-    global _MPL_DIR
-    if _MPL_DIR is None:
-        _MPL_DIR = tempfile.mkdtemp(prefix="mpl-")
-        os.environ.setdefault("MPLCONFIGDIR", _MPL_DIR)
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
+from annotation.core.pyplot import pyplot as _pyplot
 
 
 def _png(fig) -> bytes:
