@@ -214,3 +214,19 @@ def test_plots_drawn_half_in_a_forked_child_are_the_same_files_in_the_same_order
     alone = _render_plots(report, monkeypatch, fork=False)
     assert list(in_two) == list(alone) and in_two == alone
     assert {name.rsplit(".", 1)[1] for name in in_two} == {"png", "svg"}
+
+
+def test_a_report_computed_with_a_forked_child_has_the_same_numbers(study, monkeypatch):
+    from agreement.reports.params import ReportParams
+    from agreement.services.reports import report_data_compute
+
+    params = ReportParams.from_dict(PARAMS)
+    report_data_compute(params)  # the metric cached first, so both runs below read it
+    monkeypatch.setattr(forked, "may_fork", lambda: True)
+    in_two, _ = report_data_compute(params)
+    monkeypatch.setattr(forked, "may_fork", lambda: False)
+    alone, _ = report_data_compute(params)
+    for data in (in_two, alone):
+        data["snapshot"].pop("generated_at")
+    assert json.dumps(in_two, sort_keys=True) == json.dumps(alone, sort_keys=True)
+    assert in_two["reliability"] and in_two["ratings"]
