@@ -313,7 +313,8 @@ class LiveCaller:
             prompt_hash=p_hash, created_at=now, status=JudgeCall.Status.IN_FLIGHT,
             claim_token=token, attempts=1,
             lease_expires_at=now + timedelta(seconds=lease_seconds(judge)))
-        if not _insert_claimed(fresh):  # the key exists: done, or someone else's to claim
+        inserted = _insert_claimed(fresh)
+        if not inserted:  # the key exists: done, or someone else's to claim
             token = self._claim(key)
         if token is None:  # done already (this run or an earlier one): free
             self.found += 1
@@ -360,8 +361,9 @@ class LiveCaller:
         call = JudgeCall(idempotency_key=key, run=run, judge=judge, purpose=purpose, turn=turn,
                          sample_index=sample, template_name=template.name,
                          template_version=template.version, prompt_hash=p_hash, **done)
-        call.pk = JudgeCall.objects.values_list("pk", flat=True).get(idempotency_key=key) \
-            if done["parse_path"] == "" else None
+        if done["parse_path"] == "":  # an extraction call will update this row: its pk
+            call.pk = fresh.pk if inserted else JudgeCall.objects.values_list(
+                "pk", flat=True).get(idempotency_key=key)
         return call
 
     def _claim(self, key: str) -> uuid.UUID | None:
