@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Max, Q
 
+from annotation.core import analytic
 from annotation.core.id_lists import IdsIn
 from annotation.models import Instance
 from judging.models import Comparison, EvalModel, Judge, Judgment, Response
@@ -97,7 +98,7 @@ def pairwise_data(split: str = "all", judges: list[str] | None = None,
     if exclude_blocked:
         qs = qs.exclude(worker__blocked=True)
     qs = current_verdicts(qs, "comparison")  # superseded generations are neither used nor counted
-    rows = list(qs.order_by("created_at", "pk").values_list(
+    rows = analytic.rows(qs.order_by("created_at", "pk").values_list(
         "pk", "comparison_id", "turn", "source", "annotator", "choice", "worker_id",
         "assignment__task__batch__hit_type", "assignment__hit_type_version"))
     votes: dict[str, dict] = defaultdict(lambda: defaultdict(list))

@@ -2,7 +2,8 @@
 
 Django's ``__in`` resolves every value of the list as an expression (~7 µs each: ~0.1 s for
 the 16K comparisons of a 100K-judgment report, paid by each such read). Ids are plain
-integers, so ``IdsIn`` checks that they are and binds them as they are.
+integers, so ``IdsIn`` checks that they are and binds them as they are: on PostgreSQL as one
+array (``= ANY(%s)``; psycopg would otherwise scan a query text of 16K placeholders).
 """
 from django.core.exceptions import EmptyResultSet
 from django.db.models import F, Lookup
@@ -22,4 +23,6 @@ class IdsIn(Lookup):
         if not self.rhs:
             raise EmptyResultSet
         lhs, lhs_params = self.process_lhs(compiler, connection)
+        if connection.vendor == "postgresql":  # one array parameter: psycopg parses no list
+            return f"{lhs} = ANY(%s)", (*lhs_params, list(self.rhs))
         return f"{lhs} IN ({', '.join(['%s'] * len(self.rhs))})", (*lhs_params, *self.rhs)
