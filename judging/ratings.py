@@ -134,9 +134,15 @@ def online_elo(judgments, k: float = K, scale: float = SCALE, base: float = BASE
     The loop is plain Python over int lists with everything in locals; the update is
     inherently sequential, so numpy cannot vectorise it.
     """
+    c = math.log(base) / scale
+    if not isinstance(judgments, Judgments):
+        rows = judgments if isinstance(judgments, Sequence) else list(judgments)
+        fast = _online_elo_rows(rows, k, c, float(init))
+        if fast is not None:
+            return fast
+        judgments = rows  # a row the fast loop could not take: encode says which and why
     j = encode(judgments)
     r = [float(init)] * len(j.models)
-    c = math.log(base) / scale
     exp = math.exp
     for a, b, s in zip(j.a.tolist(), j.b.tolist(), _SCORE_A[j.outcome].tolist(), strict=True):
         ra = r[a]
@@ -145,6 +151,33 @@ def online_elo(judgments, k: float = K, scale: float = SCALE, base: float = BASE
         r[a] = ra + d
         r[b] = rb - d
     return dict(zip(j.models, r, strict=True))
+
+
+_SCORE = {"A": 1.0, "B": 0.0, "tie": 0.5}  # model_a's score by outcome
+
+
+def _online_elo_rows(rows: Sequence, k: float, c: float, init: float) -> dict | None:
+    """Online Elo straight over ``(model_a, model_b, outcome)`` rows, ratings kept by name:
+    the same arithmetic in the same order as the encoded loop (so the same floats), without
+    encoding first, which took half of the time at 10M rows. None when a row is not a plain
+    valid triple (four columns, an unknown outcome, a model against itself, ...): the caller
+    then encodes, which names the row and the problem."""
+    if len(rows) == 0:
+        return None
+    r: dict = {}
+    get, exp, score = r.get, math.exp, _SCORE
+    try:
+        for a, b, o in rows:
+            if a == b:
+                return None
+            ra = get(a, init)
+            rb = get(b, init)
+            d = k * (score[o] - 1.0 / (1.0 + exp((rb - ra) * c)))
+            r[a] = ra + d
+            r[b] = rb - d
+    except (ValueError, TypeError, KeyError):
+        return None
+    return {m: r[m] for m in sorted(r, key=str)}
 
 
 def pair_counts(judgments, times=None) -> tuple[tuple, np.ndarray, np.ndarray]:
@@ -362,8 +395,26 @@ def bootstrap_bradley_terry(judgments, rounds: int = 1000, seed: int = 0, anchor
     seeded ``np.random.Generator`` (n fixed; cells = pair x {i won, j won, tie}) and
     refits, warm-started from the full fit.
     """
-    models, wins, ties = pair_counts(judgments)
+    models, wins, ties = _pair_counts_of_rows(judgments)
     return (models, *_bootstrap(models, wins, ties, rounds, seed, anchor, ridge))
+
+
+def _pair_counts_of_rows(judgments) -> tuple[tuple, np.ndarray, np.ndarray]:
+    """``pair_counts`` of raw rows by counting the distinct ``(model_a, model_b, outcome)``
+    triples first (a few thousand at most): the same integer matrices, without encoding every
+    row (10M rows: 2 s instead of 3.3). Anything else, or a row that is not a hashable valid
+    triple, goes through ``pair_counts``, whose errors name the row."""
+    if isinstance(judgments, Judgments):
+        return pair_counts(judgments)
+    rows = judgments if isinstance(judgments, Sequence) else list(judgments)
+    try:
+        counted = Counter(rows)
+        triples = list(counted)
+        if triples and all(len(t) == 3 for t in triples):
+            return pair_counts(triples, times=list(counted.values()))
+    except (TypeError, ValueError):
+        pass
+    return pair_counts(rows)
 
 
 def bootstrap_bradley_terry_from_counts(models: Sequence, wins, ties, rounds: int = 1000,

@@ -413,3 +413,43 @@ def test_all_ties():
         assert r.ci_low == pytest.approx(1000.0, abs=1e-9)
         assert r.ci_high == pytest.approx(1000.0, abs=1e-9)
         assert r.rank == 1
+
+
+# ------------------------------------------------ raw rows: the same numbers without encoding
+
+
+def test_online_elo_of_raw_rows_is_the_encoded_loops_to_the_bit():
+    """Raw rows run through a loop keyed by name (no encoding): the same floats, in the same
+    (sorted) model order, as the loop over encoded rows; lists, generators and rows with a
+    timestamp column (which fall back to encoding) agree too."""
+    data, _ = synthetic(np.linspace(-300, 300, 9), 20_000, np.random.default_rng(11))
+    encoded = R.online_elo(R.encode(data))
+    for given in (data, [list(r) for r in data], iter(data),
+                  [(*r, i) for i, r in enumerate(data)]):
+        elo = R.online_elo(given)
+        assert elo == encoded and list(elo) == list(encoded)
+    assert R.online_elo(data, k=32, init=1500) == R.online_elo(R.encode(data), k=32,
+                                                                init=1500)
+
+
+@pytest.mark.parametrize("bad, message", [
+    ([("x", "y", "A"), ("y", "y", "B")], "judgment #1 compares 'y' with itself"),
+    ([("x", "y", "A"), ("x", "y", "left")], "unknown outcome 'left'"),
+    ([("x", "y", "A"), (["x"], "y", "A")], "unhashable|model_a"),
+    ([("x", "y", "A"), ("x",)], "model_a, model_b, outcome"),
+])
+def test_raw_rows_the_fast_paths_cannot_take_get_encodings_errors(bad, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        R.online_elo(bad)
+    with pytest.raises((ValueError, TypeError), match=message):
+        R.bootstrap_bradley_terry(bad, rounds=5)
+
+
+def test_bootstrap_of_raw_rows_counts_distinct_triples_to_the_same_bits():
+    data, _ = synthetic(np.linspace(-200, 200, 6), 5_000, np.random.default_rng(12))
+    expected = R.bootstrap_bradley_terry(R.encode(data), rounds=200, seed=4)
+    for given in (data, iter(data), [list(r) for r in data],
+                  [(*r, i) for i, r in enumerate(data)]):
+        got = R.bootstrap_bradley_terry(given, rounds=200, seed=4)
+        assert got[0] == expected[0]
+        assert np.array_equal(got[1], expected[1]) and np.array_equal(got[2], expected[2])
