@@ -315,25 +315,37 @@ def _cider_d_scores(tests: list[str], refs: list[list[str]], n: int = CIDER_N,
     flat_refs = [r for rs in refs for r in rs]
     n_refs = np.array([len(rs) for rs in refs])
     ref_item = np.repeat(np.arange(len(refs)), n_refs)  # reference row -> item
-    item_of_ref = sparse.csr_matrix(
-        (np.ones(len(flat_refs)), (ref_item, np.arange(len(flat_refs)))),
-        shape=(len(refs), len(flat_refs)),
-    )
+    # Items share references (every model's answer to an instance has the instance's): each
+    # distinct reference text is counted once, and each distinct reference set once, weighted
+    # by how many items have it (the document frequency counts items).
+    texts = {r: i for i, r in enumerate(dict.fromkeys(flat_refs))}
+    ref_text = np.fromiter((texts[r] for r in flat_refs), np.int64, len(flat_refs))
+    sets = {}
+    item_set = np.fromiter((sets.setdefault(tuple(rs), len(sets)) for rs in refs), np.int64,
+                           len(refs))
+    set_items = np.bincount(item_set, minlength=len(sets)).astype(float)
+    first_item = np.unique(item_set, return_index=True)[1]  # an item of each distinct set
+    set_rows = _rows_of_items(ref_item, first_item)
+    text_of_set = sparse.csr_matrix(
+        (np.ones(len(set_rows)), (np.repeat(np.arange(len(sets)), n_refs[first_item]),
+                                  ref_text[set_rows])), shape=(len(sets), len(texts)))
     val = np.zeros((len(flat_refs), n))
     delta = np.zeros(len(flat_refs))
-    for k, counts in enumerate(_ngram_blocks(list(tests) + flat_refs, n)):
+    for k, counts in enumerate(_ngram_blocks(list(tests) + list(texts), n)):
         T, R = counts[: len(tests)], counts[len(tests) :]
         del counts
         if k == 1:  # bigram counts, for the length penalty
-            delta = np.asarray(T.sum(axis=1)).ravel()[ref_item] - np.asarray(R.sum(axis=1)).ravel()
+            delta = (np.asarray(T.sum(axis=1)).ravel()[ref_item]
+                     - np.asarray(R.sum(axis=1)).ravel()[ref_text])
         # Document frequency: in how many items' reference sets each k-gram occurs.
-        df = np.asarray(((item_of_ref @ (R > 0)) > 0).sum(axis=0)).ravel()
+        df = set_items @ ((text_of_set @ (R > 0)) > 0)
         idf = sparse.diags(math.log(len(refs)) - np.log(np.maximum(1.0, df)))
         Tw, Rw = T @ idf, R @ idf
         del T, R
         ones = np.ones(Tw.shape[1])
         norm_t = np.sqrt(Tw.multiply(Tw) @ ones)[ref_item]
-        norm_r = np.sqrt(Rw.multiply(Rw) @ ones)
+        norm_r = np.sqrt(Rw.multiply(Rw) @ ones)[ref_text]
+        Rw = Rw[ref_text]
         clipped = Tw[ref_item].minimum(Rw).multiply(Rw) @ ones
         denom = norm_t * norm_r
         val[:, k] = np.divide(clipped, denom, out=np.zeros_like(clipped), where=denom != 0)
@@ -341,6 +353,15 @@ def _cider_d_scores(tests: list[str], refs: list[list[str]], n: int = CIDER_N,
     per_ref = val.sum(axis=1) * np.exp(-(delta**2) / (2 * sigma**2)) / n
     per_item = np.bincount(ref_item, weights=per_ref, minlength=len(refs))
     return (per_item / n_refs * 10.0).tolist()
+
+
+def _rows_of_items(ref_item, items):
+    """The reference rows of ``items``, item by item (rows are grouped by item, in order)."""
+    import numpy as np
+
+    starts = np.searchsorted(ref_item, items)
+    lengths = np.searchsorted(ref_item, items, side="right") - starts
+    return np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
 
 
 def cider_d(

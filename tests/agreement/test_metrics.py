@@ -235,6 +235,28 @@ def test_cider_equals_stock_pycocoevalcap():
     assert fast == pytest.approx(stock, rel=1e-9, abs=1e-12)
 
 
+def test_cider_with_shared_references_equals_stock_pycocoevalcap():
+    """The released shape: every model's answer to an instance is scored against that
+    instance's reference, so reference texts (and whole reference sets) repeat across items;
+    the document frequency still counts items, as pycocoevalcap's does."""
+    rng = random.Random(8)
+    words = "a the dog cat man woman runs sits on in with red blue ball park beach".split()
+
+    def text(lo, hi):
+        return " ".join(rng.choices(words, k=rng.randint(lo, hi)))
+
+    instances = [text(3, 20) for _ in range(30)]
+    cands, refs = [], []
+    for i, ref in enumerate(instances):
+        for _ in range(rng.randint(1, 7)):  # models answering this instance
+            cands.append(text(0, 20))
+            refs.append([ref] if i % 3 else [ref, instances[(i + 1) % 30], ref])
+    fast = metrics.cider_d(cands, refs)
+    stock = metrics.cider_d(cands, refs, stock=True)
+    assert fast == pytest.approx(stock, rel=1e-9, abs=1e-12)
+    assert len(set(fast)) > len(cands) // 2  # not a degenerate all-equal case
+
+
 # ---------------------------------------------------------------------- BERTScore
 def test_bertscore_offline_ranks_paraphrase_above_unrelated(monkeypatch, no_network):
     pytest.importorskip(
