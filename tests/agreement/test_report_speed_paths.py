@@ -62,3 +62,14 @@ def test_the_report_reads_the_targets_once_and_says_which_metric_it_is_on(study,
     report_data_compute(params, lambda stage, percent: stages.append(stage))
     assert len(calls) == 1
     assert stages[:2] == ["metrics 1/2 (bleu4)", "metrics 2/2 (length)"]
+
+
+def test_corpus_metrics_are_computed_first_and_returned_in_the_order_asked(study):
+    """CIDEr-D (every response at once) runs first, so its memory peak comes before the
+    others have grown the heap; what the caller gets keeps the caller's order."""
+    started = []
+    summary, scores = svc.metric_scores_ensure(
+        ["bleu4", "length", "cider_d"], on_metric=lambda i, name: started.append((i, name)))
+    assert started == [(0, "cider_d"), (1, "bleu4"), (2, "length")]
+    assert list(summary) == list(scores) == ["bleu4", "length", "cider_d"]
+    assert all(summary[m]["computed"] == summary[m]["n"] > 0 for m in summary)
