@@ -41,21 +41,21 @@ def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
     verdicts = gather_pairwise_verdicts(params, metric_scores)
     seed, rounds = params.seed, params.bootstrap_rounds
     # Reliability and ratings (bootstraps over the verdicts alone) in a child meanwhile.
-    in_child = Forked(_reliability_and_ratings, verdicts, seed, rounds)
-    progress("statistics: accuracy", 46)
-    accuracy, tests, accuracy_items = accuracy_vs_majority(verdicts, seed)
-    matrices = agreement_matrices(verdicts)
-    progress("statistics: scores", 56)
-    scores = score_analysis(params, metric_scores, seed, rounds)
-    progress("statistics: biases", 62)
-    response_ids = {r for k in verdicts.items if (pair := verdicts.pair(k)) for r in pair}
-    response_ids |= {k[0] for rows in scores.by_source.values() for k in rows}
-    lengths = {pk: len(text.split())
-               for pk, text in selectors.response_texts(response_ids).items()}
-    bias_section, length_boxes = biases(verdicts, lengths, scores.by_source)
-    feedback = selectors.feedback_judgments(params.split, params.judges)
-    progress("statistics: reliability and ratings", 72)
-    reliability, (boards, system, categories) = in_child.result()
+    with Forked(_reliability_and_ratings, verdicts, seed, rounds) as in_child:
+        progress("statistics: accuracy", 46)
+        accuracy, tests, accuracy_items = accuracy_vs_majority(verdicts, seed)
+        matrices = agreement_matrices(verdicts)
+        progress("statistics: scores", 56)
+        scores = score_analysis(params, metric_scores, seed, rounds)
+        progress("statistics: biases", 62)
+        response_ids = {r for k in verdicts.items if (pair := verdicts.pair(k)) for r in pair}
+        response_ids |= {k[0] for rows in scores.by_source.values() for k in rows}
+        lengths = {pk: len(text.split())
+                   for pk, text in selectors.response_texts(response_ids).items()}
+        bias_section, length_boxes = biases(verdicts, lengths, scores.by_source)
+        feedback = selectors.feedback_judgments(params.split, params.judges)
+        progress("statistics: reliability and ratings", 72)
+        reliability, (boards, system, categories) = in_child.result()
     counts = report_counts(verdicts, scores, feedback, accuracy_items)
     data = {
         "snapshot": report_snapshot(verdicts, scores, counts, metric_summary),

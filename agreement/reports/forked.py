@@ -3,14 +3,17 @@ statistics and drawing hold the GIL, so two of them at once need two processes.
 
 A child only computes: it has no database (the inherited connections are dropped, and
 connecting raises, so a stray query fails the child instead of talking on the parent's
-socket), sends its result back pickled through a pipe and leaves by ``os._exit``. Anything going wrong in it
-is redone here, so forking can change how long a report takes, never what it contains.
+socket), sends its result back pickled through a pipe and leaves by ``os._exit``. Anything
+going wrong in it is redone here, so forking can change how long a report takes, never what
+it contains. Use it as a context manager: leaving the block early (the parent's own part
+raised) kills and reaps a child still at work, so no process outlives its report.
 """
 from __future__ import annotations
 
 import logging
 import os
 import pickle
+import signal
 import threading
 from collections.abc import Callable
 
@@ -47,13 +50,31 @@ class Forked:
         os.close(write)
         return pid, read
 
+    def __enter__(self) -> Forked:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Kill and reap the child if it is still there (its result was never asked for)."""
+        if self.pid is None:
+            return
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(self.pid, 0)
+        os.close(self.read)
+        self.pid = self.read = None
+
     def result(self):
         if self.pid is None:
             return self.fn(*self.args)
         with os.fdopen(self.read, "rb") as pipe:
             payload = pipe.read()
         _, status = os.waitpid(self.pid, 0)
-        self.pid = None
+        self.pid = self.read = None
         if os.waitstatus_to_exitcode(status) == 0:
             try:
                 return pickle.loads(payload)

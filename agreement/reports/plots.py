@@ -335,10 +335,12 @@ def render_all(data: dict, extra: dict, formats=("png", "svg")) -> dict[str, byt
         import matplotlib.backends.backend_svg  # noqa: F401  child never imports
 
         ours, theirs = _halves(jobs) if may_fork() else (jobs, [])
-        child = Forked(_render, theirs, formats) if theirs else None
-        out = _render(ours, formats)
-        if child:
-            out.update(child.result())
+        if not theirs:
+            out = _render(ours, formats)
+        else:
+            with Forked(_render, theirs, formats) as child:
+                out = _render(ours, formats)
+                out.update(child.result())
     order = {stem: i for i, (stem, _) in enumerate(jobs)}
     return dict(sorted(out.items(), key=lambda kv: (order[kv[0].rsplit(".", 1)[0]], kv[0])))
 

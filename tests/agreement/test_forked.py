@@ -94,3 +94,26 @@ def test_may_fork_refuses_with_another_thread(monkeypatch):
     finally:
         stop.set()
         t.join()
+
+
+def _slow_and_large(seconds):
+    import time
+
+    time.sleep(seconds)
+    return b"x" * 1_000_000  # more than a pipe holds: the child blocks until it is read
+
+
+def test_a_large_result_comes_through_the_pipe():
+    assert forked.Forked(_slow_and_large, 0).result() == b"x" * 1_000_000
+
+
+def test_leaving_the_block_early_kills_and_reaps_the_child():
+    with pytest.raises(RuntimeError, match="parent's own part"):
+        with forked.Forked(_slow_and_large, 30) as job:
+            pid = job.pid
+            assert pid
+            raise RuntimeError("the parent's own part failed")
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # and gone
