@@ -186,7 +186,14 @@ def pair_counts(judgments, times=None) -> tuple[tuple, np.ndarray, np.ndarray]:
 
     ``times`` (one non-negative integer per row) says how often each row occurred, so rows
     already counted by the database (``GROUP BY`` model_a, model_b, outcome) give the same
-    integer matrices as the rows themselves."""
+    integer matrices as the rows themselves. Raw rows without ``times`` are counted that way
+    first: their distinct ``(model_a, model_b, outcome)`` triples (a few thousand) are encoded
+    instead of every row (10M rows: 1.9 s instead of 3.3 for BT + 1,000 rounds)."""
+    if times is None and not isinstance(judgments, Judgments):
+        judgments = judgments if isinstance(judgments, Sequence) else list(judgments)
+        counted = _distinct_triples(judgments)
+        if counted is not None:
+            judgments, times = counted
     j = encode(judgments)
     m = len(j.models)
     winner = np.where(j.outcome == 1, j.b, j.a)
@@ -203,6 +210,20 @@ def pair_counts(judgments, times=None) -> tuple[tuple, np.ndarray, np.ndarray]:
         t = _weighted_bincount(j.a[~decided] * m + j.b[~decided], times[~decided], m * m)
     t = t.reshape(m, m)
     return j.models, wins.reshape(m, m), t + t.T
+
+
+def _distinct_triples(rows: Sequence) -> tuple[list, list[int]] | None:
+    """(distinct rows, how often each occurs), or None unless every row is a hashable, valid
+    ``(model_a, model_b, outcome)`` triple: other rows are encoded one by one, so encoding's
+    errors name the row, not a triple."""
+    try:
+        counted = Counter(rows)
+        if not counted or any(len(t) != 3 or t[0] == t[1] or t[2] not in _CODE
+                              for t in counted):
+            return None
+    except TypeError:
+        return None
+    return list(counted), list(counted.values())
 
 
 def _weighted_bincount(cells: np.ndarray, times: np.ndarray, size: int) -> np.ndarray:
@@ -395,26 +416,8 @@ def bootstrap_bradley_terry(judgments, rounds: int = 1000, seed: int = 0, anchor
     seeded ``np.random.Generator`` (n fixed; cells = pair x {i won, j won, tie}) and
     refits, warm-started from the full fit.
     """
-    models, wins, ties = _pair_counts_of_rows(judgments)
+    models, wins, ties = pair_counts(judgments)
     return (models, *_bootstrap(models, wins, ties, rounds, seed, anchor, ridge))
-
-
-def _pair_counts_of_rows(judgments) -> tuple[tuple, np.ndarray, np.ndarray]:
-    """``pair_counts`` of raw rows by counting the distinct ``(model_a, model_b, outcome)``
-    triples first (a few thousand at most): the same integer matrices, without encoding every
-    row (10M rows: 2 s instead of 3.3). Anything else, or a row that is not a hashable valid
-    triple, goes through ``pair_counts``, whose errors name the row."""
-    if isinstance(judgments, Judgments):
-        return pair_counts(judgments)
-    rows = judgments if isinstance(judgments, Sequence) else list(judgments)
-    try:
-        counted = Counter(rows)
-        triples = list(counted)
-        if triples and all(len(t) == 3 for t in triples):
-            return pair_counts(triples, times=list(counted.values()))
-    except (TypeError, ValueError):
-        pass
-    return pair_counts(rows)
 
 
 def bootstrap_bradley_terry_from_counts(models: Sequence, wins, ties, rounds: int = 1000,
