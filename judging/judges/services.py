@@ -493,14 +493,15 @@ def _write_judgments(run: JudgeRun, completed: list) -> None:
         return
     # Each item's own generation among its own judgments, items of one generation together
     # (one IN list instead of one condition per item).
-    supersedes = Q(pk__in=[])
-    for (generation, column), owners in by_generation.items():
-        among = Q(**{f"{column}__in": owners}) if column else _any(owners)
-        supersedes |= among & _any(Q(turn=t, template_version=v) for t, v in generation)
+    supersedes = _any(
+        (Q(**{f"{column}__in": owners}) if column else _any(owners))
+        & _any(Q(turn=t, template_version=v) for t, v in generation)
+        for (generation, column), owners in by_generation.items())
     judgments_record(rows, judge=judge, supersedes=Judgment.objects.filter(supersedes))
 
 
 def _any(conditions) -> Q:
+    """The OR of ``conditions`` (matching nothing when there is none)."""
     combined = Q(pk__in=[])
     for condition in conditions:
         combined |= condition
