@@ -22,7 +22,6 @@ from judging.selectors import (
     counted_grades,
     current_verdicts,
     judge_ordering_results,
-    raw_rows,
 )
 
 from .models import MetricScore
@@ -100,7 +99,7 @@ def pairwise_data(split: str = "all", judges: list[str] | None = None,
     qs = current_verdicts(qs, "comparison")  # superseded generations are neither used nor counted
     rows = analytic.rows(qs.order_by("created_at", "pk").values_list(
         "pk", "comparison_id", "turn", "source", "annotator", "choice", "worker_id",
-        "assignment__task__batch__hit_type", "assignment__hit_type_version"))
+        "assignment__task__batch__hit_type", "assignment__hit_type_version"), jit=False)
     votes: dict[str, dict] = defaultdict(lambda: defaultdict(list))
     judge_versions: dict[str, set] = defaultdict(set)
     hit_versions: dict[str, set] = defaultdict(set)
@@ -186,7 +185,7 @@ def metric_targets(response_ids=None) -> list[MetricTarget]:
         if not response_ids:
             return []
         qs = qs.filter(IdsIn("pk", response_ids))
-    rows = raw_rows(qs.order_by("pk").values_list("pk", "text", "instance_id", "turn",
+    rows = analytic.rows(qs.order_by("pk").values_list("pk", "text", "instance_id", "turn",
                                                   "instance__reference_output"))
     ref_model = EvalModel.objects.filter(is_reference=True).first()
     ref_texts: dict[tuple[int, int], str] = {}
@@ -207,7 +206,7 @@ def current_scores(metric: str, config_hash: str, reference_hashes: dict[int, st
     """{response id: score} from the cache for one metric configuration, for the responses in
     ``reference_hashes`` whose cached row was scored against their current reference (its
     hash). Read straight from the cursor: a report asks for every response, metric by metric."""
-    rows = raw_rows(MetricScore.objects.filter(metric=metric, config_hash=config_hash)
+    rows = analytic.rows(MetricScore.objects.filter(metric=metric, config_hash=config_hash)
                     .values_list("response_id", "reference_hash", "score"))
     get = reference_hashes.get
     return {r: s for r, h, s in rows if get(r) == h}

@@ -213,17 +213,17 @@ def bench_from_database(n: int, m: int, rounds: int, repeats: int, reuse: bool,
     (counts grouped by PostgreSQL for BT) against every row through the cursor in the same
     run, values checked equal."""
     _django_postgres(n, m, reuse, seed)
+    from annotation.core import analytic
     from judging.selectors import (
         RATING_IDS,
         encoded_rows,
         pairwise_counts,
         pairwise_judgments_qs,
-        raw_rows,
     )
 
     def read_rows():
-        return encoded_rows(raw_rows(pairwise_judgments_qs().order_by("created_at", "pk")
-                                     .values_list(*RATING_IDS)))
+        return encoded_rows(analytic.rows(pairwise_judgments_qs()
+                                          .order_by("created_at", "pk").values_list(*RATING_IDS)))
 
     def bt_fast():
         return R.bootstrap_bradley_terry_from_counts(*pairwise_counts(), rounds=rounds,

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 
 from django.db.models import Count
 
-from annotation.core import csv_safety
+from annotation.core import analytic, csv_safety
 
 from . import ratings, scores
 from .judges.models import Judge
@@ -21,7 +21,6 @@ from .selectors import (
     model_names,
     pairwise_judgments_encoded,
     pairwise_judgments_qs,
-    raw_rows,
     reference_model_name,
     score_judgments,
 )
@@ -124,7 +123,7 @@ def category_win_rates(judge: str = HUMAN, *, exclude_blocked: bool = False) -> 
     only counts, so the database counts the verdicts per (pair, outcome, category): a few
     thousand rows instead of one per verdict."""
     reference = reference_model_name()
-    rows = raw_rows(
+    rows = analytic.rows(
         pairwise_judgments_qs(judge=judge, exclude_blocked=exclude_blocked)
         .exclude(comparison__instance__family__isnull=True).order_by()
         .values_list(*RATING_IDS, "comparison__instance__family__name").annotate(n=Count("pk")))

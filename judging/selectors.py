@@ -13,9 +13,9 @@ or template version stay in the table for audit, but only the latest are read
 (``current_verdicts``). Every human vote counts.
 """
 import numpy as np
-from django.db import connections
 from django.db.models import Count, Exists, OuterRef, Q
 
+from annotation.core import analytic
 from annotation.models import Instance
 
 from . import ratings
@@ -118,14 +118,14 @@ def pairwise_judgments_encoded(*, judge: str = HUMAN, split: str = "all",
     per-row conversions were most of a first leaderboard view)."""
     qs = (pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked)
           .order_by("created_at", "pk").values_list(*RATING_IDS))
-    return encoded_rows(raw_rows(qs))
+    return encoded_rows(analytic.rows(qs))
 
 
 def pairwise_counts(*, judge: str = HUMAN, split: str = "all", exclude_blocked: bool = False):
     """``ratings.pair_counts`` of ``pairwise_judgments`` — ``(models, wins, ties)`` — counted by
     the database (one row per model pair and outcome, not one per verdict), or None when there
     is none. All Bradley-Terry and its bootstrap need; online Elo needs the rows in order."""
-    rows = raw_rows(pairwise_judgments_qs(judge=judge, split=split,
+    rows = analytic.rows(pairwise_judgments_qs(judge=judge, split=split,
                                           exclude_blocked=exclude_blocked)
                     .order_by().values_list(*RATING_IDS).annotate(n=Count("pk")))
     cells = encoded_rows(rows)
@@ -137,14 +137,6 @@ def pairwise_counts(*, judge: str = HUMAN, split: str = "all", exclude_blocked: 
 
 # The ids of the two models and the outcome: a rating row, before names.
 RATING_IDS = ("comparison__response_a__model_id", "comparison__response_b__model_id", "choice")
-
-
-def raw_rows(qs) -> list[tuple]:
-    """The rows of a ``values_list`` query of plain columns, without Django's row machinery."""
-    sql, params = qs.query.sql_with_params()
-    with connections[qs.db].cursor() as cursor:
-        cursor.execute(sql, params)
-        return cursor.fetchall()
 
 
 def model_names(ids) -> dict[int, str]:
