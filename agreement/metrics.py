@@ -12,8 +12,6 @@ models already on disk.
 
 from __future__ import annotations
 
-import itertools
-import math
 import os
 import random as _random
 import re
@@ -255,113 +253,13 @@ def meteor(candidates: Sequence[str], references: Sequence[Reference]) -> list[f
 
 
 # -------------------------------------------------------------------------- CIDEr
+CIDER_N, CIDER_SIGMA = 4, 6.0  # pycocoevalcap's CIDEr-D: n-grams 1..4, length penalty sigma 6
 _CIDER_TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
 
 
 def cider_tokenize(text: str) -> str:
     """Lower-case words without punctuation, like the COCO PTB tokenizer (which needs Java)."""
     return " ".join(_CIDER_TOKEN.findall(text.lower()))
-
-
-def _ngram_blocks(texts: list[str], n: int):
-    """Yield, for k = 1..n, a texts x distinct-k-grams CSR matrix of term counts.
-
-    Vectorised: words become ints, and a k-gram's id is the dense id of
-    ((k-1)-gram id, next word) from ``np.unique``, so no Python tuple per n-gram. One order at
-    a time: CIDEr-D works order by order, and holding every order's counts at once (then
-    copies of them) was most of its peak memory, over 1 GB on 24K answers.
-    """
-    import numpy as np
-    from scipy import sparse
-
-    word_ids: dict[str, int] = {}
-    docs = [[word_ids.setdefault(w, len(word_ids)) for w in t.split()] for t in texts]
-    lengths = np.array([len(d) for d in docs], dtype=np.int64)
-    flat = np.fromiter(itertools.chain.from_iterable(docs), np.int64, int(lengths.sum()))
-    del docs
-    doc = np.repeat(np.arange(len(texts), dtype=np.int32), lengths)
-    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
-    left = np.repeat(lengths, lengths) - (np.arange(len(flat)) - starts)  # tokens to doc end
-    del starts
-
-    prefix = np.zeros(len(flat), np.int64)  # id of the (k-1)-gram starting at each position
-    for k in range(1, n + 1):
-        ok = left >= k
-        nxt = np.zeros_like(flat)  # the word k-1 positions on (0 past the end)
-        nxt[: max(0, len(flat) - k + 1)] = flat[k - 1 :]
-        uniq, inv = np.unique((prefix * (len(word_ids) + 1) + nxt)[ok], return_inverse=True)
-        del nxt
-        prefix = np.zeros_like(flat)
-        prefix[ok] = inv
-        yield sparse.csr_matrix(  # duplicate (row, col) entries are summed: term frequencies
-            (np.ones(len(inv)), (doc[ok], inv)), shape=(len(texts), len(uniq)))
-
-
-CIDER_N, CIDER_SIGMA = 4, 6.0  # pycocoevalcap's CIDEr-D: n-grams 1..4, length penalty sigma 6
-
-
-def _cider_d_scores(tests: list[str], refs: list[list[str]], n: int = CIDER_N,
-                    sigma: float = CIDER_SIGMA):
-    """pycocoevalcap's CIDEr-D as sparse-matrix algebra (stock: ~14 s per 10k pairs).
-
-    Same formula as ``pycocoevalcap.cider.cider_scorer.CiderScorer``: tf-idf vectors per
-    n-gram order, IDF = log(#items) - log(max(1, items whose references contain the
-    n-gram)), clipped cosine min(h, r)*r / (|h||r|), Gaussian length penalty on the
-    bigram counts, mean over orders and references, x10. Tested against the stock scorer.
-    """
-    import numpy as np
-    from scipy import sparse
-
-    flat_refs = [r for rs in refs for r in rs]
-    n_refs = np.array([len(rs) for rs in refs])
-    ref_item = np.repeat(np.arange(len(refs)), n_refs)  # reference row -> item
-    # Items share references (every model's answer to an instance has the instance's): each
-    # distinct reference text is counted once, and each distinct reference set once, weighted
-    # by how many items have it (the document frequency counts items).
-    texts = {r: i for i, r in enumerate(dict.fromkeys(flat_refs))}
-    ref_text = np.fromiter((texts[r] for r in flat_refs), np.int64, len(flat_refs))
-    sets = {}
-    item_set = np.fromiter((sets.setdefault(tuple(rs), len(sets)) for rs in refs), np.int64,
-                           len(refs))
-    set_items = np.bincount(item_set, minlength=len(sets)).astype(float)
-    first_item = np.unique(item_set, return_index=True)[1]  # an item of each distinct set
-    set_rows = _rows_of_items(ref_item, first_item)
-    text_of_set = sparse.csr_matrix(
-        (np.ones(len(set_rows)), (np.repeat(np.arange(len(sets)), n_refs[first_item]),
-                                  ref_text[set_rows])), shape=(len(sets), len(texts)))
-    val = np.zeros((len(flat_refs), n))
-    delta = np.zeros(len(flat_refs))
-    for k, counts in enumerate(_ngram_blocks(list(tests) + list(texts), n)):
-        T, R = counts[: len(tests)], counts[len(tests) :]
-        del counts
-        if k == 1:  # bigram counts, for the length penalty
-            delta = (np.asarray(T.sum(axis=1)).ravel()[ref_item]
-                     - np.asarray(R.sum(axis=1)).ravel()[ref_text])
-        # Document frequency: in how many items' reference sets each k-gram occurs.
-        df = set_items @ ((text_of_set @ (R > 0)) > 0)
-        idf = sparse.diags(math.log(len(refs)) - np.log(np.maximum(1.0, df)))
-        Tw, Rw = T @ idf, R @ idf
-        del T, R
-        ones = np.ones(Tw.shape[1])
-        norm_t = np.sqrt(Tw.multiply(Tw) @ ones)[ref_item]
-        norm_r = np.sqrt(Rw.multiply(Rw) @ ones)[ref_text]
-        Rw = Rw[ref_text]
-        clipped = Tw[ref_item].minimum(Rw).multiply(Rw) @ ones
-        denom = norm_t * norm_r
-        val[:, k] = np.divide(clipped, denom, out=np.zeros_like(clipped), where=denom != 0)
-
-    per_ref = val.sum(axis=1) * np.exp(-(delta**2) / (2 * sigma**2)) / n
-    per_item = np.bincount(ref_item, weights=per_ref, minlength=len(refs))
-    return (per_item / n_refs * 10.0).tolist()
-
-
-def _rows_of_items(ref_item, items):
-    """The reference rows of ``items``, item by item (rows are grouped by item, in order)."""
-    import numpy as np
-
-    starts = np.searchsorted(ref_item, items)
-    lengths = np.searchsorted(ref_item, items, side="right") - starts
-    return np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
 
 
 def cider_d(
@@ -378,7 +276,9 @@ def cider_d(
     if not candidates:
         return []
     tests = [cider_tokenize(c) for c in candidates]
-    refs = [[cider_tokenize(r) for r in _ref_list(ref)] for ref in references]
+    tokenized: dict[str, str] = {}  # a reference shared by many items is tokenized (and kept) once
+    refs = [[tokenized[r] if r in tokenized else tokenized.setdefault(r, cider_tokenize(r))
+             for r in _ref_list(ref)] for ref in references]
     # Kept over pycocoevalcap: 7-9x faster on 1,000 pairs (bench/library_first.py); tested equal.
     if stock:
         from pycocoevalcap.cider.cider import Cider
@@ -387,7 +287,9 @@ def cider_d(
             dict(enumerate(refs)), {i: [t] for i, t in enumerate(tests)}
         )
         return [float(x) for x in scores]
-    return _cider_d_scores(tests, refs)
+    from agreement.cider import cider_d_scores  # NumPy/SciPy: imported where it scores
+
+    return cider_d_scores(tests, refs, n=CIDER_N, sigma=CIDER_SIGMA)
 
 
 # ---------------------------------------------------------------------- BERTScore

@@ -56,7 +56,7 @@ def split_turns(split: str) -> tuple[str, ...]:
     return ONE_VERDICT_TURNS
 
 
-@dataclass
+@dataclass(slots=True)
 class ComparisonInfo:
     instance_id: int
     category: str
@@ -97,44 +97,58 @@ def pairwise_data(split: str = "all", judges: list[str] | None = None,
     if exclude_blocked:
         qs = qs.exclude(worker__blocked=True)
     qs = current_verdicts(qs, "comparison")  # superseded generations are neither used nor counted
-    rows = analytic.rows(qs.order_by("created_at", "pk").values_list(
+    rows = analytic.each_row(qs.order_by("created_at", "pk").values_list(
         "pk", "comparison_id", "turn", "source", "annotator", "choice", "worker_id",
         "assignment__task__batch__hit_type", "assignment__hit_type_version"), jit=False)
     votes: dict[str, dict] = defaultdict(lambda: defaultdict(list))
     judge_versions: dict[str, set] = defaultdict(set)
     hit_versions: dict[str, set] = defaultdict(set)
+    by_source: Counter = Counter()
+    # Rows are folded as they come. Keys and votes repeat (an item has several voters, a
+    # voter few distinct vote tuples), so each distinct one is kept once: a million verdicts'
+    # own tuples were most of a report's memory.
+    shared: dict = {}
+    share = shared.setdefault
     digest = hashlib.sha256()
     for pk, comp, turn, source, annotator, choice, worker, hit_type, hit_version in rows:
         digest.update(f"{pk}:{choice};".encode())
-        item = votes[source][(comp, turn)]
+        by_source[source] += 1
+        key = (comp, turn)
+        item = votes[source][share(key, key)]
         if source == Judgment.HUMAN:
-            item.append((annotator, choice, worker, hit_type or "imported", hit_version or ""))
-            hit_versions[hit_type or "imported"].add(hit_version or "")
+            vote = (annotator, choice, worker, hit_type or "imported", hit_version or "")
+            item.append(share(vote, vote))
+            hit_versions[vote[3]].add(vote[4])
         else:
-            item[:] = [(annotator, choice, None, "", "")]
+            vote = (annotator, choice, None, "", "")
+            item[:] = [share(vote, vote)]
             judge_versions[source].add(annotator)
+    del shared
     ids = {c for per in votes.values() for c, _ in per}
     return PairwiseData(
         comparisons=comparison_info(ids),
         votes={s: dict(v) for s, v in votes.items()},
         judge_versions={s: sorted(v) for s, v in judge_versions.items()},
         hit_versions={s: sorted(v - {""}) for s, v in hit_versions.items()},
-        n_judgments=len(rows),
-        judgments_by_source=dict(sorted(Counter(r[3] for r in rows).items())),
+        n_judgments=sum(by_source.values()),
+        judgments_by_source=dict(sorted(by_source.items())),
         fingerprint=digest.hexdigest()[:16],
     )
 
 
 def comparison_info(ids) -> dict[int, ComparisonInfo]:
     out = {}
-    ids = list(ids)
-    for start in range(0, len(ids), 20_000):  # stay under SQLite's variable limit
-        for row in Comparison.objects.filter(IdsIn("pk", ids[start:start + 20_000])).values_list(
+    names: dict = {}  # model, family and category names repeat on every comparison
+    name = names.setdefault
+    for chunk in _id_chunks(ids):
+        for row in Comparison.objects.filter(IdsIn("pk", chunk)).values_list(
                 "pk", "instance_id", "instance__family__name", "instance__kind", "swapped",
                 "response_a_id", "response_b_id", "response_a__model__name",
                 "response_b__model__name", "response_a__model__family",
                 "response_b__model__family"):
-            out[row[0]] = ComparisonInfo(row[1], row[2] or "", *row[3:])
+            texts = [name(t, t) for t in (row[2] or "", row[3], *row[7:])]
+            out[row[0]] = ComparisonInfo(row[1], texts[0], texts[1], row[4], row[5], row[6],
+                                         *texts[2:])
     return out
 
 
@@ -143,10 +157,9 @@ def responses_for_turns(comparisons: dict[int, ComparisonInfo]) -> dict[tuple[in
     per-turn verdict can be matched with the responses of that turn."""
     inst_ids = {c.instance_id for c in comparisons.values()}
     out: dict[tuple[int, str, int], int] = {}
-    inst_list = list(inst_ids)
-    for start in range(0, len(inst_list), 20_000):
+    for chunk in _id_chunks(inst_ids):
         for pk, inst, model, turn in Response.objects.filter(
-                IdsIn("instance_id", inst_list[start:start + 20_000]),
+                IdsIn("instance_id", chunk),
                 condition=Response.Condition.GENERATED).values_list(
                 "pk", "instance_id", "model__name", "turn"):
             out[(inst, model, turn)] = pk
@@ -155,49 +168,73 @@ def responses_for_turns(comparisons: dict[int, ComparisonInfo]) -> dict[tuple[in
 
 def response_texts(ids) -> dict[int, str]:
     out = {}
-    ids = list(ids)
-    for start in range(0, len(ids), 20_000):
-        out.update(Response.objects.filter(IdsIn("pk", ids[start:start + 20_000]))
-                   .values_list("pk", "text"))
+    for chunk in _id_chunks(ids):
+        out.update(Response.objects.filter(IdsIn("pk", chunk)).values_list("pk", "text"))
     return out
+
+
+def response_word_counts(ids) -> dict[int, int]:
+    """{response id: words} (whitespace-split, as the length biases count them), read a chunk
+    of texts at a time: a report needs the counts of every judged response, not the texts."""
+    out = {}
+    for chunk in _id_chunks(ids):
+        out.update((pk, len(text.split())) for pk, text in Response.objects.filter(
+            IdsIn("pk", chunk)).values_list("pk", "text"))
+    return out
+
+
+def _id_chunks(ids, size: int = 20_000):
+    """``ids`` in lists of ``size`` (stays under SQLite's variable limit)."""
+    ids = list(ids)
+    for start in range(0, len(ids), size):
+        yield ids[start:start + size]
 
 
 def model_families() -> dict[str, str]:
     return dict(EvalModel.objects.values_list("name", "family"))
 
 
-@dataclass
+@dataclass(slots=True)
 class MetricTarget:
-    """A response to score and the reference text(s) it is scored against."""
+    """A response to score and the reference text(s) it is scored against (its text is read
+    when it is scored: a report whose scores are all cached never needs it). The list is
+    shared by every response to the same instance and turn, so it is never changed."""
 
     response_id: int
-    text: str
     references: list[str]
 
 
 def metric_targets(response_ids=None) -> list[MetricTarget]:
     """Responses that have a reference: the instance's verified ``reference_output`` for
     single-turn responses, else the reference model's response to the same instance and turn.
-    Ordered by response id, so batches and seeded metrics are reproducible."""
+    Ordered by response id, so batches and seeded metrics are reproducible. Each reference is
+    read once, not once per response that shares it."""
     qs = Response.objects.filter(condition=Response.Condition.GENERATED)
     if response_ids is not None:
         response_ids = list(response_ids)
         if not response_ids:
             return []
         qs = qs.filter(IdsIn("pk", response_ids))
-    rows = analytic.rows(qs.order_by("pk").values_list("pk", "text", "instance_id", "turn",
-                                                  "instance__reference_output"))
+    rows = analytic.rows(qs.order_by("pk").values_list("pk", "instance_id", "turn"))
+    instances = {r[1] for r in rows}
+    outputs = dict(analytic.rows(Instance.objects.filter(IdsIn("pk", instances)).exclude(
+        reference_output="").values_list("pk", "reference_output")))
     ref_model = EvalModel.objects.filter(is_reference=True).first()
     ref_texts: dict[tuple[int, int], str] = {}
     if ref_model is not None:
         ref_texts = {(i, t): txt for i, t, txt in Response.objects.filter(
-            IdsIn("instance_id", {r[2] for r in rows}), model=ref_model,
+            IdsIn("instance_id", instances), model=ref_model,
             condition=Response.Condition.GENERATED).values_list("instance_id", "turn", "text")}
+    shared: dict[tuple[int, int], list[str]] = {}
     out = []
-    for pk, text, inst, turn, ref_output in rows:
-        ref = ref_output if (turn == 0 and ref_output.strip()) else ref_texts.get((inst, turn), "")
-        if ref.strip():
-            out.append(MetricTarget(pk, text, [ref]))
+    for pk, inst, turn in rows:
+        references = shared.get((inst, turn))
+        if references is None:
+            output = outputs.get(inst, "") if turn == 0 else ""
+            ref = output if output.strip() else ref_texts.get((inst, turn), "")
+            references = shared[(inst, turn)] = [ref] if ref.strip() else []
+        if references:
+            out.append(MetricTarget(pk, references))
     return out
 
 

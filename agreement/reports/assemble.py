@@ -50,8 +50,7 @@ def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
         progress("statistics: biases", 62)
         response_ids = {r for k in verdicts.items if (pair := verdicts.pair(k)) for r in pair}
         response_ids |= {k[0] for rows in scores.by_source.values() for k in rows}
-        lengths = {pk: len(text.split())
-                   for pk, text in selectors.response_texts(response_ids).items()}
+        lengths = selectors.response_word_counts(response_ids)
         bias_section, length_boxes = biases(verdicts, lengths, scores.by_source)
         feedback = selectors.feedback_judgments(params.split, params.judges)
         progress("statistics: reliability and ratings", 72)

@@ -21,13 +21,20 @@ from django.utils import timezone
 from agreement import metrics as metric_lib
 
 from ..models import MetricRun, MetricScore
-from ..selectors import MetricTarget, current_scores, metric_targets, response_uuids
+from ..selectors import (
+    MetricTarget,
+    current_scores,
+    metric_targets,
+    response_texts,
+    response_uuids,
+)
 
 log = logging.getLogger(__name__)
 
 DEFAULT_METRICS = ["bleu4", "rouge_l", "meteor", "cider_d", "bertscore", "length", "random"]
 LEXICAL_METRICS = ["bleu4", "rouge_l", "meteor", "cider_d", "length", "random"]
 BATCH_SIZE = 1000
+WRITE_ROWS = 2000  # score rows built and inserted at once
 CORPUS_METRICS = {"cider_d"}  # IDF over the scored set: one batch, set hash in the config
 METRIC_VERSION = "1"
 
@@ -85,14 +92,16 @@ def _score(name: str, batch: list[MetricTarget], config: dict) -> list[float]:
     could put another model's numbers under this configuration's key)."""
     if name == "random":  # seeded per response, so a score never depends on batch order
         uuids = response_uuids(t.response_id for t in batch)
-        return [metric_lib.random([t.text], seed=int(_sha(
+        return [metric_lib.random([""], seed=int(_sha(
             f"{config['seed']}:{uuids[t.response_id]}"), 16))[0] for t in batch]
     opts = {}
     if name == "bertscore":
         opts = {"model": config["model"], "num_layers": config["num_layers"]}
     elif name == "rouge_l":
         opts = {"use_stemmer": config["use_stemmer"]}
-    return metric_lib.score(name, [t.text for t in batch], [t.references for t in batch], **opts)
+    texts = response_texts(t.response_id for t in batch)
+    return metric_lib.score(name, [texts[t.response_id] for t in batch],
+                            [t.references for t in batch], **opts)
 
 
 def _score_metric(name: str, targets: list[MetricTarget], options: dict,
@@ -114,11 +123,13 @@ def _score_metric(name: str, targets: list[MetricTarget], options: dict,
         batch = todo[start:start + size]
         scores = _score(name, batch, config)
         now = timezone.now()
-        MetricScore.objects.bulk_create(
-            [MetricScore(metric=name, config_hash=chash, response_id=t.response_id,
-                         reference_hash=refs[t.response_id], score=float(s), created_at=now)
-             for t, s in zip(batch, scores, strict=True)],
-            ignore_conflicts=True, batch_size=2000)
+        for at in range(0, len(batch), WRITE_ROWS):  # a corpus batch is every target
+            MetricScore.objects.bulk_create(
+                [MetricScore(metric=name, config_hash=chash, response_id=t.response_id,
+                             reference_hash=refs[t.response_id], score=float(s), created_at=now)
+                 for t, s in zip(batch[at:at + WRITE_ROWS], scores[at:at + WRITE_ROWS],
+                                 strict=True)],
+                ignore_conflicts=True)
         written += len(batch)
         if on_batch:
             on_batch(cached + min(written, len(targets) - cached))

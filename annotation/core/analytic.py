@@ -10,6 +10,8 @@ own transaction, so it holds behind a transaction-mode pooler and touches no oth
 Not for every read: on 1M rating rows in time order the compiled query was a little faster
 (0.94 s against 1.02 s, median of 5 each; the GROUP BY counts were equal either way).
 """
+from collections.abc import Iterator
+
 from django.core.exceptions import EmptyResultSet
 from django.db import connections, transaction
 
@@ -30,3 +32,26 @@ def rows(qs, *, jit: bool = True) -> list[tuple]:
         cursor.execute("SET LOCAL jit = off")
         cursor.execute(sql, params)
         return cursor.fetchall()
+
+
+def each_row(qs, *, jit: bool = True, chunk: int = 20_000) -> Iterator[tuple]:
+    """The rows of ``rows(qs)``, fetched ``chunk`` at a time (a server-side cursor on
+    PostgreSQL), for a reader that folds them as they come: a report's million verdicts held
+    as one list of tuples took about 330 MB on their own."""
+    try:
+        sql, params = qs.query.sql_with_params()
+    except EmptyResultSet:
+        return
+    connection = connections[qs.db]
+    with transaction.atomic(using=qs.db):
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                # A cursor's plan is made for its first tenth of rows by default; every row
+                # is read here (with the default, the 100K report took 7.9 s instead of 3.1).
+                cursor.execute("SET LOCAL cursor_tuple_fraction = 1.0")
+                if not jit:
+                    cursor.execute("SET LOCAL jit = off")
+        with connection.chunked_cursor() as cursor:
+            cursor.execute(sql, params)
+            while batch := cursor.fetchmany(chunk):
+                yield from batch

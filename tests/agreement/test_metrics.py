@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from agreement import metrics
+from agreement import cider, metrics
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 # Where scripts/install_wordnet.sh puts the data: first $NLTK_DATA entry, else var/nltk_data.
@@ -255,6 +255,37 @@ def test_cider_with_shared_references_equals_stock_pycocoevalcap():
     stock = metrics.cider_d(cands, refs, stock=True)
     assert fast == pytest.approx(stock, rel=1e-9, abs=1e-12)
     assert len(set(fast)) > len(cands) // 2  # not a degenerate all-equal case
+
+
+@pytest.mark.parametrize("chunk", [1, 4, 11])
+def test_cider_scored_chunk_by_chunk_equals_stock_pycocoevalcap(chunk):
+    """Candidates are counted a chunk at a time against n-gram ids counted once over every
+    reference; the IDF still covers the whole set. Short references (no 3- or 4-grams at
+    all, or no words) and candidates whose n-grams no reference has are included."""
+    rng = random.Random(11)
+    words = "a the dog cat man woman runs sits on in with red blue ball park beach".split()
+
+    def text(lo, hi, pool=words):
+        return " ".join(rng.choices(pool, k=rng.randint(lo, hi)))
+
+    instances = [text(0, 2) if i % 4 == 0 else text(3, 18) for i in range(12)]
+    cands, refs = [], []
+    for i, ref in enumerate(instances):
+        for j in range(rng.randint(1, 5)):
+            unseen = ["zebra", "quartz", "violin"] if j == 0 else words
+            cands.append(text(0, 20, unseen))
+            refs.append([ref] if i % 3 else [ref, instances[(i + 1) % 12]])
+    tokenized = ([metrics.cider_tokenize(c) for c in cands],
+                 [[metrics.cider_tokenize(r) for r in rs] for rs in refs])
+    chunked = cider.cider_d_scores(*tokenized, n=metrics.CIDER_N, sigma=metrics.CIDER_SIGMA,
+                                   chunk=chunk)
+    stock = metrics.cider_d(cands, refs, stock=True)
+    assert chunked == pytest.approx(stock, rel=1e-9, abs=1e-12)
+    assert chunked == pytest.approx(metrics.cider_d(cands, refs), rel=1e-12, abs=1e-15)
+    assert len(set(chunked)) > len(cands) // 2 and min(chunked) == 0.0 < max(chunked)
+    only_short = cider.cider_d_scores(["a dog", "the cat"], [["a"], ["cat"]], n=4, sigma=6.0)
+    assert only_short == pytest.approx(metrics.cider_d(["a dog", "the cat"], ["a", "cat"],
+                                                       stock=True), abs=1e-12)
 
 
 # ---------------------------------------------------------------------- BERTScore

@@ -33,7 +33,8 @@ def test_all_metrics_at_once_equal_metric_by_metric(study):
 def test_a_fully_cached_call_reads_the_targets_once_and_each_metric_once(
         study, django_assert_num_queries):
     svc.metric_scores_ensure(LEXICAL)
-    with django_assert_num_queries(2 + len(LEXICAL)):  # responses, the reference model
+    # responses, their instances' references (each read once), the reference model
+    with django_assert_num_queries(3 + len(LEXICAL)):
         svc.metric_scores_ensure(LEXICAL)
 
 

@@ -20,6 +20,18 @@ def test_rows_are_the_orms_rows():
 def test_a_filter_matching_nothing_gives_no_rows():
     Worker.objects.create(external_id="w")
     assert analytic.rows(Worker.objects.filter(IdsIn("pk", [])).values_list("pk")) == []
+    assert list(analytic.each_row(Worker.objects.filter(IdsIn("pk", [])).values_list("pk"))) \
+        == []
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 7, 20_000])
+def test_each_row_gives_the_rows_in_order_across_chunks(chunk):
+    for i in range(7):
+        Worker.objects.create(external_id=f"w{i}", blocked=i % 3 == 0)
+    qs = Worker.objects.order_by("-pk").values_list("pk", "external_id", "blocked")
+    streamed = analytic.each_row(qs, chunk=chunk)
+    assert next(streamed) == tuple(qs[0])  # a generator: rows come before the read ends
+    assert [tuple(qs[0]), *streamed] == analytic.rows(qs) and len(analytic.rows(qs)) == 7
 
 
 @pytest.mark.postgres
@@ -36,3 +48,9 @@ def test_jit_is_off_for_the_query_and_back_after_it():
     assert analytic.rows(setting, jit=False) == [("off",)] and before == "on"
     assert jit() == before  # SET LOCAL ended with the read's own transaction
     assert analytic.rows(setting) == [("on",)]  # left alone unless asked
+    assert list(analytic.each_row(setting, jit=False)) == [("off",)]  # streamed: the same
+    assert jit() == before and list(analytic.each_row(setting)) == [("on",)]
+    fraction = Worker.objects.extra(
+        select={"f": "current_setting('cursor_tuple_fraction')"}).values_list("f")
+    # A streamed read's plan is made for every row, not for the first tenth (the default).
+    assert list(analytic.each_row(fraction)) == [("1",)] and analytic.rows(fraction) == [("0.1",)]
