@@ -242,11 +242,13 @@ def current_scores(metric: str, config_hash: str, reference_hashes: dict[int, st
                    ) -> dict[int, float]:
     """{response id: score} from the cache for one metric configuration, for the responses in
     ``reference_hashes`` whose cached row was scored against their current reference (its
-    hash). Read straight from the cursor: a report asks for every response, metric by metric."""
-    rows = analytic.rows(MetricScore.objects.filter(metric=metric, config_hash=config_hash)
-                    .values_list("response_id", "reference_hash", "score"))
-    get = reference_hashes.get
-    return {r: s for r, h, s in rows if get(r) == h}
+    hash). Read straight from the cursor: a report asks for every response, metric by metric.
+    Keyed by ``reference_hashes``' own id objects, so the metrics' dicts share their keys."""
+    cached = {r: (h, s) for r, h, s in analytic.rows(
+        MetricScore.objects.filter(metric=metric, config_hash=config_hash)
+        .values_list("response_id", "reference_hash", "score"))}
+    return {r: row[1] for r, h in reference_hashes.items()
+            if (row := cached.get(r)) is not None and row[0] == h}
 
 
 def score_judgments(split: str = "all", judges: list[str] | None = None) -> list[tuple]:
