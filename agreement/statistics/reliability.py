@@ -51,12 +51,15 @@ def _to_codes(
     if arr.shape[0] < 2 or arr.shape[1] < 1:
         raise ValueError(f"need at least 2 coders and 1 unit, got shape {arr.shape}")
     if value_domain is None and arr.dtype.kind in "iuf":
-        flat = arr.astype(float).ravel()
+        # Floats are read as they are (float32 to float64 is exact) and codes are as narrow
+        # as the values allow: at 200 coders x 160K units, float64 copies and int64 codes
+        # took the bootstrap's process from 400 MB to 1.4 GB.
+        flat = (arr if arr.dtype.kind == "f" else arr.astype(float)).ravel()
         present = ~np.isnan(flat)
         domain, inv = np.unique(flat[present], return_inverse=True)
-        codes = np.full(flat.shape, -1, dtype=np.int64)
+        codes = np.full(flat.shape, -1, dtype=_code_dtype(len(domain)))
         codes[present] = inv
-        return codes.reshape(arr.shape), domain
+        return codes.reshape(arr.shape), domain.astype(float)
     obj = np.asarray(data, dtype=object)
     cells = [v for v in obj.ravel() if not _is_missing(v)]
     if value_domain is not None:
@@ -85,6 +88,12 @@ def _to_codes(
     else:
         numeric = np.arange(len(domain_list), dtype=float)
     return codes.reshape(arr.shape), numeric
+
+
+def _code_dtype(n_values: int):
+    """The narrowest signed integer holding codes -1 .. n_values (the +1 keys add one)."""
+    return next(t for t in (np.int8, np.int16, np.int32, np.int64)
+                if n_values < np.iinfo(t).max)
 
 
 class _Coincidences:

@@ -114,6 +114,28 @@ def test_alpha_fast_path_with_many_distinct_values_matches_package():
         assert _fast_alpha(data, level) == pytest.approx(expected, abs=1e-10)
 
 
+@pytest.mark.parametrize("coders, n_values", [(4, 3), (40, 3), (6, 300)])
+def test_alpha_is_the_same_from_float32_and_from_objects(coders, n_values):
+    """Narrow inputs (float32 choice codes) and narrow codes (int8 up to 126 values, int16
+    beyond) give the same point estimate and the same seeded CI, to the bit, as the int64
+    codes of the object path; both the one-key and the value-count profile paths (40 coders)."""
+    rng = np.random.default_rng(coders + n_values)
+    truth = rng.integers(0, n_values, size=500)
+    data = np.where(rng.random((coders, 500)) < 0.7, truth,
+                    rng.integers(0, n_values, (coders, 500))).astype(float)
+    data[rng.random(data.shape) < 0.3] = NAN
+    codes = st._to_codes(data.astype(np.float32), "nominal", None)[0]
+    assert codes.dtype == (np.int8 if n_values < 127 else np.int16)
+    as_objects = [[None if math.isnan(v) else int(v) for v in row] for row in data]
+    for level in ("nominal", "interval"):
+        domain = {"value_domain": sorted({v for row in as_objects for v in row} - {None})}
+        expected = st.krippendorff_alpha(np.array(as_objects, dtype=object), level, n_boot=200,
+                                         seed=3, **domain)
+        for narrow in (data.astype(np.float32), data):
+            got = st.krippendorff_alpha(narrow, level, n_boot=200, seed=3)
+            assert (got.alpha, got.ci) == (expected.alpha, expected.ci)
+
+
 def test_alpha_bootstrap_ci_is_seeded_and_sensible():
     rng = np.random.default_rng(0)
     truth = rng.integers(1, 4, size=300)
