@@ -26,9 +26,10 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
+from functools import cache
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError
+from django.db import IntegrityError, connection
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -40,7 +41,7 @@ from annotation.core.clients.llm import (
     multimodal_message,
 )
 from annotation.core.rate_limit import rate_limiter
-from annotation.core.sql import savepoint_if_nested
+from annotation.core.sql import ModelColumns, savepoint_if_nested, statement_cursor
 from annotation.webhooks.services import webhook_emit
 from judging.parsers import (
     parse_direct_grade,
@@ -194,11 +195,28 @@ def _from_extraction(parse: str, text: str) -> tuple[str, float | None]:
 # ---------------------------------------------------------------- callers
 
 
-def _insert_claimed(call: JudgeCall) -> bool:
+def _insert_claimed(call: JudgeCall, *, while_running: bool = False) -> bool | None:
     """INSERT the call already claimed; False when its key exists (done, or someone else's).
 
     One statement instead of insert-then-claim on the hot path; True when we own the row.
+    ``while_running``: on PostgreSQL the same statement inserts only while the call's run is
+    running, and None means it was not (nothing written): a run without a budget then needs
+    no separate check before each call (one round trip fewer per call). Elsewhere the caller
+    still checks.
     """
+    if while_running and connection.vendor == "postgresql":
+        fields, sql = _insert_while_running()
+        values = [f.get_db_prep_save(f.pre_save(call, True), connection) for f in fields]
+        with statement_cursor() as cursor:
+            cursor.execute(sql, [*values, call.run_id, JudgeRun.Status.RUNNING])
+            row = cursor.fetchone()
+        if row is not None:
+            call.pk = row[0]
+            call._state.adding, call._state.db = False, connection.alias
+            return True
+        if JudgeCall.objects.filter(idempotency_key=call.idempotency_key).exists():
+            return False
+        return None
     # In autocommit (a lane) the INSERT is its own transaction; inside a caller's transaction
     # a savepoint keeps a taken key from aborting it.
     try:
@@ -209,6 +227,23 @@ def _insert_claimed(call: JudgeCall) -> bool:
             return False
         raise  # another constraint (a run deleted under us): not a key taken
     return True
+
+
+@cache
+def _insert_while_running() -> tuple[list, str]:
+    """PostgreSQL: ``INSERT … SELECT … WHERE`` the run is running ``ON CONFLICT`` on the key
+    ``DO NOTHING RETURNING`` the id. Names come quoted from the models; every value is a
+    parameter: the call's columns, then the run id and the running status. Any other refusal
+    (the run deleted under it) still raises."""
+    calls, runs = ModelColumns(JudgeCall), ModelColumns(JudgeRun, "r")
+    quote = connection.ops.quote_name
+    fields = [f for f in JudgeCall._meta.concrete_fields if not f.primary_key]
+    columns = ", ".join(quote(f.column) for f in fields)
+    return fields, (
+        f"INSERT INTO {calls.name()} ({columns}) SELECT {', '.join(['%s'] * len(fields))}"
+        f" WHERE EXISTS (SELECT 1 FROM {runs.table()} WHERE {runs.col('pk')} = %s"
+        f" AND {runs.col('status')} = %s)"
+        f" ON CONFLICT ({calls.col('idempotency_key')}) DO NOTHING RETURNING {calls.col('pk')}")
 
 
 @dataclass
@@ -313,7 +348,12 @@ class LiveCaller:
             prompt_hash=p_hash, created_at=now, status=JudgeCall.Status.IN_FLIGHT,
             claim_token=token, attempts=1,
             lease_expires_at=now + timedelta(seconds=lease_seconds(judge)))
-        inserted = _insert_claimed(fresh)
+        # Without a budget, the INSERT itself checks that the run is running (PostgreSQL).
+        guarded = run.budget is None and connection.vendor == "postgresql"
+        inserted = _insert_claimed(fresh, while_running=guarded)
+        if inserted is None:  # the run stopped: nothing was written, nothing is sent
+            current = JudgeRun.objects.values_list("status", flat=True).get(pk=run.pk)
+            raise RunHalted(f"run is {current}")
         if not inserted:  # the key exists: done, or someone else's to claim
             token = self._claim(key)
         if token is None:  # done already (this run or an earlier one): free
@@ -323,7 +363,7 @@ class LiveCaller:
                 self.cached += 1
             return call
         reserve = call_cost(judge, estimate_prompt_tokens(messages), max_tokens)
-        self._reserve(key, token, reserve)
+        self._reserve(key, token, reserve, seen_running=guarded and inserted is True)
         seed = (judge.seed or 0) + sample if (judge.seed is not None or judge.k > 1) else None
         self.sent += 1
         try:
@@ -384,10 +424,13 @@ class LiveCaller:
                 return None
             time.sleep(POLL_S)  # another worker holds a live lease: wait for its result
 
-    def _reserve(self, key: str, token, amount: Decimal) -> None:
+    def _reserve(self, key: str, token, amount: Decimal, seen_running: bool = False) -> None:
         """Hold the call's worst-case cost on the run, which must still be running (a lane
-        claims a batch of units: a cancel must stop the calls of those not yet judged)."""
+        claims a batch of units: a cancel must stop the calls of those not yet judged).
+        ``seen_running``: the call's own INSERT has just found it running (no budget)."""
         run = self.run
+        if run.budget is None and seen_running:
+            return
         running = JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING)
         if run.budget is None:
             if running.exists():
