@@ -10,6 +10,7 @@ import pytest
 from django.db import connection
 from django.db.models import Sum
 
+from annotation.models import Image, InstanceImage
 from judging.judges.models import JudgeCall, JudgeRun, JudgeUnit
 from judging.judges.services import (
     _claim_units,
@@ -234,3 +235,25 @@ def test_a_calls_insert_checks_the_run_is_running(server):
     assert _insert_claimed(call("k2"), while_running=True) is None
     assert _insert_claimed(call("k1"), while_running=True) is False  # taken, run stopped
     assert list(JudgeCall.objects.values_list("idempotency_key", flat=True)) == ["k1"]
+
+
+def test_loaded_items_build_their_prompts_without_queries(server, django_assert_num_queries):
+    """A batch's items come with their images as a plain list, in position order: building
+    each prompt's image context and image URLs reads nothing more."""
+    from judging.judges.plans import image_context, image_urls, load_items
+
+    comparisons = make_comparisons(3)
+    second = Image.objects.create(source_url="https://example.org/second.png")
+    InstanceImage.objects.create(instance=comparisons[0].instance, image=second, position=1,
+                                 caption="A blue circle.")
+    judge = make_judge(server)
+    judge.send_images = True
+    items = load_items(judge, [c.uuid for c in comparisons])
+    with django_assert_num_queries(0):
+        contexts = [image_context(items[str(c.uuid)].instance) for c in comparisons]
+        urls = [image_urls(items[str(c.uuid)].instance) for c in comparisons]
+    assert contexts[0] == "Image 1: A red square on white.\nImage 2: A blue circle."
+    assert contexts[1] == "A red square on white." and len(urls[0]) == 2
+    assert urls[0][1] == "https://example.org/second.png"
+    fresh = type(comparisons[0].instance).objects.get(pk=comparisons[0].instance.pk)
+    assert image_context(fresh) == contexts[0]  # not loaded by load_items: read then

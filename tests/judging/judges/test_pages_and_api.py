@@ -97,11 +97,13 @@ def test_resuming_from_the_api_answers_at_once_and_runs_out_of_the_request(serve
     answer = client.post(f"/api/judges/runs/{run.uuid}/resume/")
     assert answer.status_code == 200 and answer.json()["status"] in ("pending", "running")
     gate.set()
+    # Wait for the job threads instead of polling the run's row while they write it: on
+    # SQLite's shared in-memory test database a read during their write transaction could
+    # make their next statement fail ("table is locked"), and then the run never finished.
     deadline = time.monotonic() + 60
-    while JudgeRun.objects.get(pk=run.pk).status != JudgeRun.Status.DONE:
+    while jobs := [t for t in threading.enumerate() if t.name.startswith("job ")]:
         assert time.monotonic() < deadline, "the run did not finish"
-        time.sleep(0.05)
-    assert JudgeRun.objects.get(pk=run.pk).units_done == 4
-    for thread in threading.enumerate():
-        if thread.name.startswith("job "):
-            thread.join(30)
+        for thread in jobs:
+            thread.join(max(0.0, deadline - time.monotonic()))
+    run = JudgeRun.objects.get(pk=run.pk)
+    assert (run.status, run.units_done) == (JudgeRun.Status.DONE, 4)
