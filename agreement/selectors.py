@@ -293,11 +293,10 @@ def response_uuids(ids) -> dict[int, str]:
 
 
 def comparison_uuids(ids) -> dict[int, str]:
-    ids = list(ids)
     out = {}
-    for start in range(0, len(ids), 20_000):
+    for chunk in _id_chunks(ids):
         out.update({pk: str(u) for pk, u in Comparison.objects.filter(
-            IdsIn("pk", ids[start:start + 20_000])).values_list("pk", "uuid")})
+            IdsIn("pk", chunk)).values_list("pk", "uuid")})
     return out
 
 

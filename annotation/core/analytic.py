@@ -19,11 +19,10 @@ from django.db import connections, transaction
 def rows(qs, *, jit: bool = True) -> list[tuple]:
     """Every row of a ``values_list`` query of plain columns (no Django converters);
     ``jit=False`` for a query whose cost estimate makes PostgreSQL compile it for nothing."""
-    try:
-        sql, params = qs.query.sql_with_params()
-    except EmptyResultSet:  # a filter that can match nothing (e.g. an empty id list)
+    compiled = _compiled(qs)
+    if compiled is None:
         return []
-    connection = connections[qs.db]
+    connection, sql, params = compiled
     if jit or connection.vendor != "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
@@ -38,11 +37,10 @@ def each_row(qs, *, jit: bool = True, chunk: int = 20_000) -> Iterator[tuple]:
     """The rows of ``rows(qs)``, fetched ``chunk`` at a time (a server-side cursor on
     PostgreSQL), for a reader that folds them as they come: a report's million verdicts held
     as one list of tuples took about 330 MB on their own."""
-    try:
-        sql, params = qs.query.sql_with_params()
-    except EmptyResultSet:
+    compiled = _compiled(qs)
+    if compiled is None:
         return
-    connection = connections[qs.db]
+    connection, sql, params = compiled
     with transaction.atomic(using=qs.db):
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
@@ -55,3 +53,13 @@ def each_row(qs, *, jit: bool = True, chunk: int = 20_000) -> Iterator[tuple]:
             cursor.execute(sql, params)
             while batch := cursor.fetchmany(chunk):
                 yield from batch
+
+
+def _compiled(qs):
+    """(connection, SQL, parameters) of ``qs``, or None for a filter that can match nothing
+    (e.g. an empty id list)."""
+    try:
+        sql, params = qs.query.sql_with_params()
+    except EmptyResultSet:
+        return None
+    return connections[qs.db], sql, params

@@ -199,12 +199,11 @@ def _insert_claimed(call: JudgeCall, *, while_running: bool = False) -> bool | N
     """INSERT the call already claimed; False when its key exists (done, or someone else's).
 
     One statement instead of insert-then-claim on the hot path; True when we own the row.
-    ``while_running``: on PostgreSQL the same statement inserts only while the call's run is
-    running, and None means it was not (nothing written): a run without a budget then needs
-    no separate check before each call (one round trip fewer per call). Elsewhere the caller
-    still checks.
+    ``while_running`` (PostgreSQL only): the same statement inserts only while the call's run
+    is running, and None means it was not (nothing written): a run without a budget then
+    needs no separate check before each call (one round trip fewer per call).
     """
-    if while_running and connection.vendor == "postgresql":
+    if while_running:
         fields, sql = _insert_while_running()
         values = [f.get_db_prep_save(f.pre_save(call, True), connection) for f in fields]
         with statement_cursor() as cursor:
@@ -214,19 +213,21 @@ def _insert_claimed(call: JudgeCall, *, while_running: bool = False) -> bool | N
             call.pk = row[0]
             call._state.adding, call._state.db = False, connection.alias
             return True
-        if JudgeCall.objects.filter(idempotency_key=call.idempotency_key).exists():
-            return False
-        return None
+        return False if _key_taken(call) else None
     # In autocommit (a lane) the INSERT is its own transaction; inside a caller's transaction
     # a savepoint keeps a taken key from aborting it.
     try:
         with savepoint_if_nested():
             call.save(force_insert=True)
     except IntegrityError:
-        if JudgeCall.objects.filter(idempotency_key=call.idempotency_key).exists():
+        if _key_taken(call):
             return False
         raise  # another constraint (a run deleted under us): not a key taken
     return True
+
+
+def _key_taken(call: JudgeCall) -> bool:
+    return JudgeCall.objects.filter(idempotency_key=call.idempotency_key).exists()
 
 
 @cache
@@ -352,8 +353,7 @@ class LiveCaller:
         guarded = run.budget is None and connection.vendor == "postgresql"
         inserted = _insert_claimed(fresh, while_running=guarded)
         if inserted is None:  # the run stopped: nothing was written, nothing is sent
-            current = JudgeRun.objects.values_list("status", flat=True).get(pk=run.pk)
-            raise RunHalted(f"run is {current}")
+            raise self._halted()
         if not inserted:  # the key exists: done, or someone else's to claim
             token = self._claim(key)
         if token is None:  # done already (this run or an earlier one): free
@@ -363,7 +363,7 @@ class LiveCaller:
                 self.cached += 1
             return call
         reserve = call_cost(judge, estimate_prompt_tokens(messages), max_tokens)
-        self._reserve(key, token, reserve, seen_running=guarded and inserted is True)
+        self._reserve(key, token, reserve, seen_running=guarded and inserted)
         seed = (judge.seed or 0) + sample if (judge.seed is not None or judge.k > 1) else None
         self.sent += 1
         try:
@@ -424,12 +424,17 @@ class LiveCaller:
                 return None
             time.sleep(POLL_S)  # another worker holds a live lease: wait for its result
 
+    def _halted(self) -> RunHalted:
+        """The stop of a run that is no longer running, naming its status."""
+        current = JudgeRun.objects.values_list("status", flat=True).get(pk=self.run.pk)
+        return RunHalted(f"run is {current}")
+
     def _reserve(self, key: str, token, amount: Decimal, seen_running: bool = False) -> None:
         """Hold the call's worst-case cost on the run, which must still be running (a lane
         claims a batch of units: a cancel must stop the calls of those not yet judged).
         ``seen_running``: the call's own INSERT has just found it running (no budget)."""
         run = self.run
-        if run.budget is None and seen_running:
+        if seen_running:
             return
         running = JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING)
         if run.budget is None:
@@ -443,8 +448,7 @@ class LiveCaller:
             status=JudgeCall.Status.PENDING, claim_token=None, lease_expires_at=None,
             attempts=F("attempts") - 1)
         if run.budget is None:
-            current = JudgeRun.objects.values_list("status", flat=True).get(pk=run.pk)
-            raise RunHalted(f"run is {current}")
+            raise self._halted()
         stopped = JudgeRun.objects.filter(pk=run.pk, status=JudgeRun.Status.RUNNING).update(
             status=JudgeRun.Status.BUDGET_STOPPED, finished_at=timezone.now())
         if stopped:  # this lane stopped the run: it alone tells the subscribers
