@@ -258,9 +258,8 @@ def _claim_units(run: JudgeRun, lanes: int, most: int = BATCH_UNITS) -> list[Jud
         now = timezone.now()
         with connection.cursor() as cursor:  # one statement: atomic on its own
             cursor.execute(_claim_statement(), [
-                JudgeUnit.Status.RUNNING, now, run.pk, JudgeUnit.Status.PENDING,
-                run.pk, JudgeRun.Status.RUNNING, most, run.pk,
-                JudgeUnit.Status.PENDING, lanes])
+                run.pk, JudgeUnit.Status.PENDING, run.pk, JudgeRun.Status.RUNNING, most,
+                run.pk, JudgeUnit.Status.PENDING, lanes, JudgeUnit.Status.RUNNING, now])
             rows = cursor.fetchall()
         return sorted((JudgeUnit(pk=pk, run=run, item=item, ordering=ordering,
                                  status=JudgeUnit.Status.RUNNING, claimed_at=now)
@@ -282,10 +281,19 @@ def _claim_units(run: JudgeRun, lanes: int, most: int = BATCH_UNITS) -> list[Jud
 
 @cache
 def _claim_statement() -> str:
-    """``UPDATE … WHERE id IN (SELECT … LIMIT k FOR UPDATE SKIP LOCKED) RETURNING``, the
-    PostgreSQL claim; k = least(most, greatest(1, pending / divisor)). Table and column names
-    come quoted from the models; every value (statuses too) is a parameter: unit status,
-    claimed_at, run id, pending, run id, running, most, run id, pending, divisor."""
+    """``WITH picked AS MATERIALIZED (SELECT … LIMIT k FOR UPDATE SKIP LOCKED) UPDATE … FROM
+    picked RETURNING``, the PostgreSQL claim; k = least(most, greatest(1, pending / divisor)).
+
+    The locking SELECT is a materialized CTE, read once. Written as ``WHERE id IN (SELECT …
+    LIMIT k …)`` it could claim more than k: when the planner put the subquery on the inner
+    side of a nested-loop semi join without a Materialize node (stale statistics that call
+    the table tiny, as after a long test session), every outer row re-ran it, and each re-run
+    skipped the rows this statement had just updated and locked the next k, so one claim
+    took every pending unit (``test_a_claim_takes_at_most_k_units_whatever_the_plan``).
+
+    Table and column names come quoted from the models; every value (statuses too) is a
+    parameter: run id, pending, run id, running, most, run id, pending, divisor, unit status,
+    claimed_at."""
     quote = connection.ops.quote_name
     unit, run = JudgeUnit._meta, JudgeRun._meta
 
@@ -295,13 +303,14 @@ def _claim_statement() -> str:
     u_id, u_run, u_status = col(unit, "id"), col(unit, "run"), col(unit, "status")
     table = quote(unit.db_table)
     return (
-        f"UPDATE {table} SET {u_status} = %s, {col(unit, 'claimed_at')} = %s "
-        f"WHERE {u_id} IN (SELECT u.{u_id} FROM {table} u "
+        f"WITH picked AS MATERIALIZED (SELECT u.{u_id} FROM {table} u "
         f"WHERE u.{u_run} = %s AND u.{u_status} = %s AND EXISTS (SELECT 1 FROM "
         f"{quote(run.db_table)} r WHERE r.{col(run, 'id')} = %s AND r.{col(run, 'status')} = %s) "
         f"ORDER BY u.{u_id} LIMIT LEAST(%s, GREATEST(1, (SELECT count(*) FROM {table} c "
         f"WHERE c.{u_run} = %s AND c.{u_status} = %s) / %s)) FOR UPDATE SKIP LOCKED) "
-        f"RETURNING {u_id}, {col(unit, 'item')}, {col(unit, 'ordering')}")
+        f"UPDATE {table} SET {u_status} = %s, {col(unit, 'claimed_at')} = %s FROM picked "
+        f"WHERE {table}.{u_id} = picked.{u_id} "
+        f"RETURNING {table}.{u_id}, {table}.{col(unit, 'item')}, {table}.{col(unit, 'ordering')}")
 
 
 def judge_run_work(run_id: int, lanes: int | None = None) -> int:

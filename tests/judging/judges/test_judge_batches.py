@@ -257,3 +257,38 @@ def test_loaded_items_build_their_prompts_without_queries(server, django_assert_
     assert urls[0][1] == "https://example.org/second.png"
     fresh = type(comparisons[0].instance).objects.get(pk=comparisons[0].instance.pk)
     assert image_context(fresh) == contexts[0]  # not loaded by load_items: read then
+
+
+# Planner settings that push the claim's locking subquery onto the inner side of a nested loop
+# with no Materialize node between: the plan PostgreSQL chose in full `make test` runs, once the
+# unit table's statistics called it tiny (there the claim took all 60 pending units at once).
+_PLANS = {
+    "default": (),
+    "nested loop": ("enable_hashjoin", "enable_mergejoin"),
+    "nested loop, no hash aggregate": ("enable_hashagg", "enable_hashjoin", "enable_mergejoin",
+                                       "enable_sort"),
+    "nested loop re-running the subquery": ("enable_hashagg", "enable_hashjoin",
+                                            "enable_mergejoin", "enable_sort",
+                                            "enable_material"),
+}
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("plan", list(_PLANS))
+def test_a_claim_takes_at_most_k_units_whatever_the_plan(server, plan):
+    """One claim takes ``min(most, pending // lanes)`` units in pk order, however the
+    planner joins the claim's locking SELECT to the UPDATE."""
+    comparisons = make_comparisons(30)
+    run = judge_run_start(judge=make_judge(server), item_uuids=[c.uuid for c in comparisons],
+                          dispatch=False)
+    assert judge_run_begin(run)
+    with connection.cursor() as cursor:
+        for setting in _PLANS[plan]:
+            cursor.execute(f"SET LOCAL {setting} = off")  # until the test's transaction ends
+    first = _claim_units(run, 1, most=32)
+    second = _claim_units(run, 4, most=32)  # 28 pending over 4 lanes: 7
+    pending = list(run.units.filter(status=JudgeUnit.Status.PENDING).order_by("pk")
+                   .values_list("pk", flat=True))
+    assert (len(first), len(second), len(pending)) == (32, 7, 21)
+    every = list(run.units.order_by("pk").values_list("pk", flat=True))
+    assert [u.pk for u in first + second] == every[:39]
