@@ -16,6 +16,7 @@ from django.db.models import Count, Max, Q
 from annotation.core import analytic
 from annotation.core.id_lists import IdsIn
 from annotation.models import Instance
+from judging import ratings
 from judging.models import Comparison, EvalModel, Judge, Judgment, Response
 from judging.selectors import (
     UnknownSplit,
@@ -90,7 +91,7 @@ def pairwise_data(split: str = "all", judges: list[str] | None = None,
     instances, every turn, gold comparisons excluded. Later verdicts of a judge replace earlier
     ones on the same item (a re-run), humans keep every vote."""
     qs = (Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE, comparison__isnull=False,
-                                  choice__in=["A", "B", "tie"], comparison__gold_choice="")
+                                  choice__in=ratings.VOTES, comparison__gold_choice="")
           .filter(_instance_filter(split, "comparison__instance__")))
     if judges is not None:
         qs = qs.filter(source__in=[Judgment.HUMAN, *judges])

@@ -12,6 +12,8 @@ urlpatterns = [
     path("work/batch/<uuid:batch_uuid>/next/", work.batch_next, name="batch_next"),
     path("work/a/<uuid:assignment_uuid>/", work.assignment_page, name="assignment"),
     path("work/a/<uuid:assignment_uuid>/skip/", work.assignment_skip, name="assignment_skip"),
+    path("work/a/<uuid:assignment_uuid>/problem/", work.assignment_problem,
+         name="assignment_problem"),
     path("ext/mturk/task/<uuid:task_uuid>/", external.mturk_task, name="mturk_task"),
 ]
 urlpatterns += [  # Prolific sends participants to a batch, not a task; they return here

@@ -329,3 +329,6 @@ SUBMISSIONS_PER_DAY = env_int("SUBMISSIONS_PER_DAY", 5)
 CELERY_BEAT_SCHEDULE["provider-sync"] = {
     "task": "annotation.providers.tasks.sync_all", "schedule": PROVIDER_SYNC_SECONDS,
 }
+# --- Vote quality (annotation.engine): what a batch accepts by default and what gets flagged
+# A new batch's minimum seconds, as a share of its HIT type's expected time (``expected_seconds``).
+MIN_SECONDS_SHARE = env_float("MIN_SECONDS_SHARE", 0.2)

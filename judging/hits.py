@@ -19,11 +19,17 @@ from django.utils import timezone
 
 from annotation.engine.hit_types import HitType, register
 
+from .hit_choices import (
+    ChoiceOptionsForm,
+    check_choice,
+    check_strength,
+    clean_choice_gold,
+    page_options,
+)
 from .models import Comparison, Judgment, Response
 from .services.inline_rows import inline_rows_store
 from .services.judgments.record import judgment_record
 
-_CHOICES = [("A", "Response A"), ("B", "Response B")]
 TURN_FIELDS = ("turn1", "turn2", "turn3")
 
 
@@ -90,6 +96,35 @@ class RatingHit(HitType):
         return inline_rows_store(self.slug, rows, seed=seed)
 
 
+class ChoiceHit(RatingHit):
+    """A rating type whose answer is a choice between two things shown side by side: each batch
+    says which answers it offers (``hit_choices``: A / B by default, or with tie / both bad,
+    optionally how much better), and an answer is checked against that."""
+
+    options_form = ChoiceOptionsForm
+    choice_fields: ClassVar[tuple[str, ...]] = ("choice",)
+
+    def clean_answer(self, data, *, task):
+        options = self.options_of(task.batch)
+        answer = {field: check_choice(data.get(field), options, field)
+                  for field in self.choice_fields}
+        strength = check_strength(data.get("strength"), answer[self.choice_fields[-1]], options)
+        if strength:
+            answer["strength"] = strength
+        return answer
+
+    def clean_gold(self, gold):
+        return clean_choice_gold(gold)
+
+    def choice_page(self, task, context: dict) -> dict:
+        return {**context, **page_options(self.options_of(task.batch))}
+
+
+def _strength(answer: dict) -> dict:
+    """The judgment's ``meta`` for an answer that said how much better."""
+    return {"strength": answer["strength"]} if answer.get("strength") else {}
+
+
 def _record(hit: HitType, assignment, **fields) -> Judgment:
     """A crowd vote, stamped with the HIT type and the version the worker saw (the assignment
     records it at claim time), so votes from different versions of a form stay apart."""
@@ -129,19 +164,16 @@ class PairwisePayloadForm(forms.Form):
         return data
 
 
-class PairwiseAnswerForm(forms.Form):
-    choice = forms.ChoiceField(choices=_CHOICES)
-
-
 @register
-class PairwiseHit(RatingHit):
+class PairwiseHit(ChoiceHit):
     slug = "pairwise_ab"
     version = "1"
+    expected_seconds = 40
     title = "Which response is better?"
     template = "judging/hits/pairwise_ab.html"
     payload_form = PairwisePayloadForm
-    answer_form = PairwiseAnswerForm
     shortcuts = [("1 / A", "choose Response A"), ("2 / B", "choose Response B"),
+                 ("3 / T", "tie (where offered)"), ("4", "both bad (where offered)"),
                  ("Enter", "submit")]
     aliases = {"A": "response_a", "B": "response_b", "A_model": "model_a",
                "B_model": "model_b", "image_url": "image_urls"}
@@ -164,18 +196,18 @@ class PairwiseHit(RatingHit):
                 Comparison.objects.select_related("instance", "response_a", "response_b")
                 .get(uuid=payload["comparison"])
             )
-            return {
+            return self.choice_page(task, {
                 "instruction": comparison.instance.instruction,
                 "images": instance_images(comparison.instance),
                 "response_a": comparison.response_a.text,
                 "response_b": comparison.response_b.text,
-            }
-        return {
+            })
+        return self.choice_page(task, {
             "instruction": payload["instruction"],
             "images": _inline_images(payload),
             "response_a": payload["response_a"],
             "response_b": payload["response_b"],
-        }
+        })
 
     def on_submitted(self, assignment) -> None:
         """Record the vote as a judgment of its comparison — once, tied to the assignment.
@@ -187,7 +219,7 @@ class PairwiseHit(RatingHit):
         if not uuid or assignment.task.is_gold:
             return
         _record(self, assignment, comparison=Comparison.objects.get(uuid=uuid),
-                choice=assignment.answer["choice"])
+                choice=assignment.answer["choice"], meta=_strength(assignment.answer))
 
 
 # --------------------------------------------------------------------------- multi-turn A/B
@@ -228,13 +260,6 @@ class MultiTurnPayloadForm(forms.Form):
         return data
 
 
-class MultiTurnAnswerForm(forms.Form):
-    turn1 = forms.ChoiceField(choices=_CHOICES, required=False)
-    turn2 = forms.ChoiceField(choices=_CHOICES, required=False)
-    turn3 = forms.ChoiceField(choices=_CHOICES, required=False)
-    overall = forms.ChoiceField(choices=_CHOICES)
-
-
 def conversation_turns(comparison: Comparison) -> list[dict]:
     """Each turn's question, focus points and both models' answers, in on-screen order."""
     model_a, model_b = comparison.response_a.model_id, comparison.response_b.model_id
@@ -253,16 +278,18 @@ def conversation_turns(comparison: Comparison) -> list[dict]:
 
 
 @register
-class MultiTurnHit(RatingHit):
+class MultiTurnHit(ChoiceHit):
     slug = "multiturn_ab"
     version = "1"
+    expected_seconds = 150
     title = "Which assistant handled the conversation better?"
     template = "judging/hits/multiturn_ab.html"
     payload_form = MultiTurnPayloadForm
-    answer_form = MultiTurnAnswerForm
     shortcuts = [("1 / A", "Assistant A for the highlighted question"),
                  ("2 / B", "Assistant B for the highlighted question"),
+                 ("3 / T", "tie (where offered)"), ("4", "both bad (where offered)"),
                  ("Enter", "submit")]
+    choice_fields = (*TURN_FIELDS, "overall")  # strength, where asked, is the overall's
     aliases = {"A_model": "model_a", "B_model": "model_b", "image_url": "image_urls"}
     example_rows = [
         {"image_urls": ["https://example.org/samples/kitchen.jpg"],
@@ -298,15 +325,24 @@ class MultiTurnHit(RatingHit):
 
     def page_context(self, task):
         turns, images = self._turns(task)
-        return {"turns": turns, "images": images}
+        return self.choice_page(task, {"turns": turns, "images": images})
 
     def clean_answer(self, data, *, task):
-        answer = super().clean_answer(data, task=task)
         turns, _ = self._turns(task)
-        missing = [f"turn {t['number']}" for t in turns if not answer.get(f"turn{t['number']}")]
+        shown = {f"turn{t['number']}" for t in turns}
+        missing = [f"turn {t['number']}" for t in turns if not data.get(f"turn{t['number']}")]
         if missing:
             raise ValidationError(f"Choose an assistant for {', '.join(missing)}.")
-        return {k: v for k, v in answer.items() if v}
+        options = self.options_of(task.batch)
+        answer = {}
+        for field in self.choice_fields:
+            value = check_choice(data.get(field), options, field, required=field == "overall")
+            if value and (field == "overall" or field in shown):
+                answer[field] = value
+        strength = check_strength(data.get("strength"), answer["overall"], options)
+        if strength:
+            answer["strength"] = strength
+        return answer
 
     def on_submitted(self, assignment) -> None:
         """One judgment per turn plus one for the whole conversation ('overall')."""
@@ -318,7 +354,8 @@ class MultiTurnHit(RatingHit):
         for field in (*TURN_FIELDS, "overall"):
             if answer.get(field):
                 _record(self, assignment, comparison=comparison, choice=answer[field],
-                        turn=field.removeprefix("turn"))
+                        turn=field.removeprefix("turn"),
+                        meta=_strength(answer) if field == "overall" else {})
 
 
 # --------------------------------------------------------------------------- rubric score
@@ -381,6 +418,7 @@ _LEVELS = {"score1": "Does not address the question.", "score2": "Mostly wrong."
 class RubricHit(RatingHit):
     slug = "rubric_score"
     version = "1"
+    expected_seconds = 120
     title = "Score the response with the rubric"
     template = "judging/hits/rubric_score.html"
     payload_form = RubricPayloadForm
@@ -483,14 +521,15 @@ class FeedbackPayloadForm(forms.Form):
 
 
 @register
-class FeedbackHit(RatingHit):
+class FeedbackHit(ChoiceHit):
     slug = "feedback_ab"
     version = "1"
+    expected_seconds = 60
     title = "Which feedback is better?"
     template = "judging/hits/feedback_ab.html"
     payload_form = FeedbackPayloadForm
-    answer_form = PairwiseAnswerForm
     shortcuts = [("1 / A", "choose Feedback A"), ("2 / B", "choose Feedback B"),
+                 ("3 / T", "tie (where offered)"), ("4", "both bad (where offered)"),
                  ("Enter", "submit")]
     example_rows = [
         {"instruction": "What time does the clock show?",
@@ -516,13 +555,15 @@ class FeedbackHit(RatingHit):
                 uuid=payload["judgment_a"])
             b = Judgment.objects.get(uuid=payload["judgment_b"])
             instance = a.response.instance
-            return {"instruction": instance.instruction, "images": instance_images(instance),
-                    "response_text": a.response.text,
-                    "feedback_a": a.feedback, "score_a": a.score,
-                    "feedback_b": b.feedback, "score_b": b.score}
-        return {"instruction": payload["instruction"], "images": _inline_images(payload),
-                "response_text": payload["response_text"],
-                "feedback_a": payload["feedback_a"], "feedback_b": payload["feedback_b"]}
+            return self.choice_page(task, {
+                "instruction": instance.instruction, "images": instance_images(instance),
+                "response_text": a.response.text,
+                "feedback_a": a.feedback, "score_a": a.score,
+                "feedback_b": b.feedback, "score_b": b.score})
+        return self.choice_page(task, {
+            "instruction": payload["instruction"], "images": _inline_images(payload),
+            "response_text": payload["response_text"],
+            "feedback_a": payload["feedback_a"], "feedback_b": payload["feedback_b"]})
 
     def on_submitted(self, assignment) -> None:
         payload = assignment.task.payload
@@ -534,4 +575,5 @@ class FeedbackHit(RatingHit):
         _record(self, assignment, kind=Judgment.Kind.FEEDBACK, response_id=a.response_id,
                 choice=assignment.answer["choice"],
                 meta={"judgment_a": str(a.uuid), "source_a": a.source,
-                      "judgment_b": str(b.uuid), "source_b": b.source})
+                      "judgment_b": str(b.uuid), "source_b": b.source,
+                      **_strength(assignment.answer)})

@@ -10,7 +10,9 @@ Conventions (FastChat / LMSYS Chatbot Arena):
   ``'B'`` or ``'tie'``. Anything after the outcome (e.g. a timestamp) is ignored:
   judgments are consumed **in the given order**, so sort them first if order matters
   (it only matters for online Elo; Bradley-Terry and the bootstrap are order-free).
-* A tie counts as half a win for each side, in Elo, Bradley-Terry and win rates.
+* A tie counts as half a win for each side, in Elo, Bradley-Terry and win rates. ``'bad'``
+  ("both are bad", where a batch offers it) is rated as a tie -- neither model gained on the
+  other -- but stays its own bloc in a majority vote.
 * Ratings live on the Elo scale: ``rating = SCALE / ln(BASE) * beta + INIT``.
 * Bradley-Terry is anchored so the **match-weighted mean rating is INIT (1000)** (the
   average rating of a model taking part in a judgment), or, with ``anchor=model``, so
@@ -43,7 +45,8 @@ import numpy as np
 INIT, SCALE, BASE, K = 1000.0, 400.0, 10.0, 4.0
 RIDGE = 1e-6
 OUTCOMES = ("A", "B", "tie")
-_CODE = {o: i for i, o in enumerate(OUTCOMES)}  # 0 = A wins, 1 = B wins, 2 = tie
+VOTES = (*OUTCOMES, "bad")  # what a crowd vote may say ("bad": both are bad)
+_CODE = {"A": 0, "B": 1, "tie": 2, "bad": 2}  # 0 = A wins, 1 = B wins, 2 = tie (or both bad)
 OUTCOME_CODE = _CODE  # for callers that encode rows themselves (judging.selectors)
 _SCORE_A = np.array([1.0, 0.0, 0.5])  # model_a's score by outcome code
 
@@ -119,11 +122,11 @@ def majority_vote(choices: Iterable[str]) -> tuple[str, int, int]:
     counts = Counter(choices)
     if not counts:
         raise ValueError("no votes given")
-    unknown = set(counts) - set(OUTCOMES)
+    unknown = set(counts) - set(VOTES)
     if unknown:
-        raise ValueError(f"unknown vote(s) {sorted(map(repr, unknown))}; expected one of {OUTCOMES}")
+        raise ValueError(f"unknown vote(s) {sorted(map(repr, unknown))}; expected one of {VOTES}")
     top = max(counts.values())
-    leaders = [c for c in OUTCOMES if counts[c] == top]
+    leaders = [c for c in VOTES if counts[c] == top]
     return (leaders[0] if len(leaders) == 1 else "tie"), top, sum(counts.values())
 
 
@@ -153,7 +156,7 @@ def online_elo(judgments, k: float = K, scale: float = SCALE, base: float = BASE
     return dict(zip(j.models, r, strict=True))
 
 
-_SCORE = {"A": 1.0, "B": 0.0, "tie": 0.5}  # model_a's score by outcome
+_SCORE = {"A": 1.0, "B": 0.0, "tie": 0.5, "bad": 0.5}  # model_a's score by outcome
 
 
 def _online_elo_rows(rows: Sequence, k: float, c: float, init: float) -> dict | None:

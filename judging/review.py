@@ -28,7 +28,7 @@ KINDS = (ANY, SPLIT, JUDGES)
 OPEN, ADJUDICATED, ALL = "open", "adjudicated", "all"
 STATES = (OPEN, ADJUDICATED, ALL)
 TURNS = ("", "1", "2", "3", "overall")
-OUTCOMES = ("A", "B", "tie")
+OUTCOMES = ("A", "B", "tie", "bad")  # "bad": both are bad, where a batch offers it
 
 
 def _votes():
@@ -95,7 +95,8 @@ def review_listing(*, kind: str = ANY, judge: str = "", pair: str = "",
                         "comparison__response_b__model_id")
                 .annotate(A=Count("pk", filter=Q(choice="A")),
                           B=Count("pk", filter=Q(choice="B")),
-                          tie=Count("pk", filter=Q(choice="tie"))).order_by()):
+                          tie=Count("pk", filter=Q(choice="tie")),
+                          bad=Count("pk", filter=Q(choice="bad"))).order_by()):
         item = (row["comparison_id"], row["turn"])
         humans[item] = {o: row[o] for o in OUTCOMES}
         models[item] = (row["comparison__response_a__model_id"],

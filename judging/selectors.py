@@ -85,7 +85,7 @@ def submitted_model_names() -> set[str]:
 def pairwise_judgments_qs(*, judge: str = HUMAN, split: str = "all",
                           exclude_blocked: bool = False):
     qs = (Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE, source=judge,
-                                  comparison__isnull=False, choice__in=["A", "B", "tie"])
+                                  comparison__isnull=False, choice__in=ratings.VOTES)
           .filter(comparison__gold_choice="").filter(_split_filter(split)))
     qs = qs.exclude(comparison__response_a__model_id__in=withdrawn_models()).exclude(
         comparison__response_b__model_id__in=withdrawn_models())

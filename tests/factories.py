@@ -28,7 +28,8 @@ def make_batch(n_tasks=3, *, n=5, activate=True, gold_every=0, **options) -> Bat
     batch = batch_create_from_rows(
         hit_type="pairwise_ab", title=f"Batch {next(_ids)}",
         rows=pairwise_rows(n_tasks, gold_every=gold_every), assignments_per_task=n,
-        reward=options.pop("reward", Decimal("0.10")), **options,
+        reward=options.pop("reward", Decimal("0.10")),
+        min_seconds=options.pop("min_seconds", 0), **options,
     )
     if activate:
         batch_set_status(batch, Batch.Status.ACTIVE)

@@ -15,6 +15,7 @@ from .verdicts import PairwiseVerdicts
 
 LENGTH_BINS = 4
 FLIP = {"A": "B", "B": "A", "tie": "tie"}
+SIDE = {"A": "A", "B": "B", "tie": "tie", "bad": "tie"}  # "both bad" prefers no side
 
 
 def _outcome(verdict, model_side: str):
@@ -32,7 +33,7 @@ def biases(verdicts: PairwiseVerdicts, lengths: dict[int, int], score_rows: dict
                  "self_preference": {}, "win_rate_gap": {}}
     human_votes = verdicts.pairwise_data.votes.get(Judgment.HUMAN, {})
     # position: humans on screen (choices are stored in the comparison's sides)
-    on_screen = [FLIP[v[1]] if verdicts.comparisons[k[0]].swapped else v[1]
+    on_screen = [FLIP[SIDE[v[1]]] if verdicts.comparisons[k[0]].swapped else SIDE[v[1]]
                  for k in keys for v in human_votes.get(k, ())]
     if on_screen:
         out["position"][Judgment.HUMAN] = statistic_or_error(st.position_bias, on_screen)

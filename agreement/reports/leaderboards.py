@@ -48,10 +48,10 @@ def unbounded_models(rows: list[tuple]) -> dict[str, str]:
     counts as both a win and a loss: it bounds the rating on both sides)."""
     won, lost = set(), set()
     for a, b, choice in rows:
-        if choice in ("A", "tie"):
+        if choice in ("A", "tie", "bad"):  # both bad: rated as a tie
             won.add(a)
             lost.add(b)
-        if choice in ("B", "tie"):
+        if choice in ("B", "tie", "bad"):
             won.add(b)
             lost.add(a)
     out = {}

@@ -17,8 +17,8 @@ from .verdicts import PairwiseVerdicts
 
 COHEN_MAX_ANNOTATORS = 30
 COHEN_MIN_SHARED = 3
-CHOICES = ("A", "B", "tie")
-CODES = {"A": 0.0, "B": 1.0, "tie": 2.0}  # nominal: only equality of codes matters
+CHOICES = ("A", "B", "tie", "bad")  # "bad": both are bad, a category of its own
+CODES = {"A": 0.0, "B": 1.0, "tie": 2.0, "bad": 3.0}  # nominal: only equality matters
 
 
 def split_identities(votes: list[tuple]) -> tuple[dict[str, dict], dict, set[str]]:

@@ -50,6 +50,8 @@ def report_counts(verdicts: PairwiseVerdicts, scores: ScoreAnalysis,
         "comparisons": len({k[0] for k in main}),
         "human_votes": sum(len(v) for k, v in verdicts.human_votes.items() if k in main_set),
         "human_tie_votes_dropped": verdicts.human_tie_votes,
+        **({"human_both_bad_votes_dropped": verdicts.human_both_bad_votes}
+           if verdicts.human_both_bad_votes else {}),
         "items_with_human_votes": sum(k in verdicts.human_votes for k in main),
         "model_vs_model_items": len(accuracy_items),
         "model_vs_model_items_with_majority": sum(verdicts.majority[k] is not None

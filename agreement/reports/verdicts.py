@@ -5,7 +5,9 @@ votes on an item), each automatic judge by name, and each reference metric as a 
 ``metric:<name>`` (higher score wins), built from metric scores computed beforehand
 (``services.metric_scores.metric_scores_ensure``; nothing here writes).
 
-Human "tie" votes are dropped before majorities (the HIT is forced-choice).
+Human "tie" and "bad" (both bad) votes are dropped before majorities: accuracy is measured on
+the items people decided, as the papers do with their forced-choice HITs; the reliability
+section keeps both as categories of their own.
 """
 from __future__ import annotations
 
@@ -43,8 +45,9 @@ class PairwiseVerdicts:
         self.comparisons = pairwise_data.comparisons
         self.reference = reference
         human = pairwise_data.votes.get(Judgment.HUMAN, {})
-        human_votes = {k: [v[1] for v in vs if v[1] != "tie"] for k, vs in human.items()}
+        human_votes = {k: [v[1] for v in vs if v[1] in ("A", "B")] for k, vs in human.items()}
         self.human_tie_votes = sum(v[1] == "tie" for vs in human.values() for v in vs)
+        self.human_both_bad_votes = sum(v[1] == "bad" for vs in human.values() for v in vs)
         self.human_votes = {k: v for k, v in human_votes.items() if v}
         keys = list(self.human_votes)
         self.majority = dict(zip(keys, st.majority_labels(

@@ -61,7 +61,7 @@ def _item_url(comparison_uuid, turn: str) -> str:
 class AdjudicationForm(forms.Form):
     turn = forms.ChoiceField(choices=[(t, t) for t in review.TURNS], required=False)
     choice = forms.ChoiceField(choices=[("A", "Response A"), ("B", "Response B"),
-                                        ("tie", "Tie")])
+                                        ("tie", "Tie"), ("bad", "Both bad")])
     note = forms.CharField(required=False, max_length=NOTE_LIMIT, widget=forms.Textarea)
 
 

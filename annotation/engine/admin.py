@@ -65,7 +65,14 @@ class BatchUploadForm(forms.Form):
     lease_seconds = forms.IntegerField(
         min_value=30, initial=1800, label="Lease (seconds)",
         help_text="How long a worker holds a task before it goes back to the pool.")
-    min_seconds = forms.IntegerField(min_value=0, initial=0)
+    min_seconds = forms.IntegerField(
+        min_value=0, required=False, label="Minimum seconds per task",
+        help_text="Answers faster than this are refused. Blank: the HIT type's default (a "
+                  "share of the time the task takes); 0 accepts answers of any speed.")
+    hit_options = forms.JSONField(
+        required=False, label="HIT options",
+        help_text="The HIT type's per-batch settings as JSON (listed per type below); blank: "
+                  "the type's defaults.")
     file = forms.FileField(help_text="CSV or JSONL, one task per row")
 
     def __init__(self, *args, **kwargs):
@@ -163,12 +170,18 @@ class BatchAdmin(BatchResultsAdminMixin, admin.ModelAdmin):
         self.message_user(request, f"Created “{batch.title}” with {tasks} tasks (a draft; "
                                    f"estimate ${cost.total:.2f}, {budget}). Activate it from "
                                    f"the list when ready.")
+        if batch.min_seconds == 0:
+            self.message_user(request, "Minimum seconds is 0: answers of any speed are "
+                                       "accepted. Set it on the batch to refuse click-throughs.",
+                              messages.WARNING)
         return redirect("admin:annotation_batch_change", batch.pk)
 
     @staticmethod
     def _hit_type_help() -> list[dict]:
         return [{"slug": h.slug, "title": h.title, "rule": upload_help.payload_rule(h),
                  "columns": upload_help.payload_columns(h),
+                 "options": upload_help.hit_options(h),
+                 "min_seconds": h.default_min_seconds(),
                  "has_sample": bool(upload_help.example_rows(h))} for h in all_hit_types()]
 
     def sample_view(self, request):

@@ -20,6 +20,50 @@ class HitType:
     shortcuts: ClassVar[list[tuple[str, str]]] = []
     #: Valid upload rows (what a sample file for this type holds; JSON values as Python).
     example_rows: ClassVar[list[dict[str, Any]]] = []
+    #: How long a careful worker takes on one task (seconds): a batch's minimum time
+    #: defaults to a share of it (``settings.MIN_SECONDS_SHARE``), and pay per hour is
+    #: estimated from it until real times are known.
+    expected_seconds: ClassVar[int] = 60
+    #: The per-batch settings this type offers, as a form whose initial values are the
+    #: defaults (stored on ``Batch.hit_options``); None: the type has none.
+    options_form: ClassVar[type[forms.Form] | None] = None
+
+    def clean_options(self, options: Any) -> dict[str, Any]:
+        """A batch's HIT options checked and completed with the defaults (raise
+        ValidationError naming the option). Unknown names are refused, not ignored: a typo
+        must not silently give the default protocol."""
+        if options in (None, ""):
+            options = {}
+        if not isinstance(options, dict):
+            raise ValidationError("HIT options must be a JSON object")
+        fields = self.options_form.base_fields if self.options_form else {}
+        unknown = sorted(set(options) - set(fields))
+        if unknown:
+            offered = ", ".join(fields) or "none"
+            raise ValidationError(f"HIT option(s) {', '.join(unknown)} not offered by "
+                                  f"{self.slug} (offered: {offered})")
+        if self.options_form is None:
+            return {}
+        data = {name: field.initial for name, field in fields.items()}
+        data.update({k: ("on" if v is True else "" if v is False else v)
+                     for k, v in options.items()})
+        form = self.options_form(data=data)
+        if not form.is_valid():
+            raise ValidationError(f"HIT options: {_flatten(form.errors)}")
+        return dict(form.cleaned_data)
+
+    def default_min_seconds(self) -> int:
+        """A new batch's minimum seconds per task unless the upload says otherwise: answers
+        faster than this are refused (a click-through guard), so it is a fraction of the time
+        the task needs, never 0 by accident."""
+        from django.conf import settings
+
+        return max(1, round(self.expected_seconds * settings.MIN_SECONDS_SHARE))
+
+    def options_of(self, batch) -> dict[str, Any]:
+        """``batch``'s options with the defaults for any it does not name (batches made
+        before an option existed keep the protocol they had)."""
+        return self.clean_options(batch.hit_options or {})
 
     def clean_payload(self, payload: dict[str, Any]) -> dict[str, Any]:
         """Validate one task's payload (a CSV/JSONL row); raise ValidationError if bad."""

@@ -8,7 +8,15 @@ from django.db.models.functions import RowNumber
 
 from annotation.core import sql
 from annotation.engine.hit_types import get_hit_type
-from annotation.models import Assignment, Batch, Bonus, QualificationGrant, Task, Worker
+from annotation.models import (
+    Assignment,
+    Batch,
+    Bonus,
+    QualificationGrant,
+    Task,
+    TaskProblem,
+    Worker,
+)
 from annotation.providers.base import get_provider
 from annotation.providers.costs import cents, estimate
 
@@ -45,6 +53,16 @@ def batch_progress(batch: Batch) -> BatchProgress:
         remaining=max(slots - counts["done"] - counts["leased"], 0),
         late_uncounted=counts["late"],
     )
+
+
+def batch_problems(batch: Batch, limit: int = 200):
+    """The newest problem reports workers filed on ``batch``'s tasks (with the counts by
+    category for the whole batch), for the reviewer."""
+    counts = dict(TaskProblem.objects.filter(batch=batch).values_list("category")
+                  .annotate(n=Count("pk")).order_by())
+    rows = list(TaskProblem.objects.filter(batch=batch)
+                .select_related("task", "worker__user").order_by("-created_at", "-pk")[:limit])
+    return rows, {TaskProblem.Category(c).label: n for c, n in sorted(counts.items())}
 
 
 def batch_cost(batch: Batch) -> dict[str, Decimal]:

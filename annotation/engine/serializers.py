@@ -14,7 +14,7 @@ class BatchSerializer(serializers.ModelSerializer):
         model = Batch
         fields = ("uuid", "hit_type", "title", "description", "instructions",
                   "assignments_per_task", "reward", "budget", "lease_seconds", "min_seconds",
-                  "required_qualification", "provider", "status", "created_at")
+                  "hit_options", "required_qualification", "provider", "status", "created_at")
         read_only_fields = fields
 
 
@@ -26,7 +26,14 @@ class BatchCreateSerializer(serializers.Serializer):
     assignments_per_task = serializers.IntegerField(min_value=1, max_value=1000, default=5)
     reward = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=0, default=0)
     lease_seconds = serializers.IntegerField(min_value=30, max_value=MAX_SECONDS, default=1800)
-    min_seconds = serializers.IntegerField(min_value=0, max_value=MAX_SECONDS, default=0)
+    min_seconds = serializers.IntegerField(
+        min_value=0, max_value=MAX_SECONDS, required=False, allow_null=True, default=None,
+        help_text="Answers faster than this are refused. Missing: the HIT type's default (a "
+                  "share of its expected time); 0 accepts any speed.")
+    hit_options = serializers.JSONField(
+        required=False, default=dict,
+        help_text='The HIT type\'s per-batch settings, e.g. {"answers": "ab_tie", "strength": '
+                  'true} for a pairwise batch that offers ties and asks how much better.')
     rows = serializers.ListField(child=serializers.DictField(), allow_empty=False)
 
 

@@ -54,6 +54,26 @@ def payload_columns(hit: HitType) -> list[Column]:
     return columns
 
 
+@dataclass(frozen=True)
+class Option:
+    """One per-batch HIT option as the upload page lists it."""
+
+    name: str
+    default: str  # as JSON: "ab", false
+    values: tuple[tuple[str, str], ...]  # (value, meaning); empty for a yes/no option
+    help: str
+
+
+def hit_options(hit: HitType) -> list[Option]:
+    """The options a batch of this type may set (``HitType.options_form``), with defaults."""
+    if hit.options_form is None:
+        return []
+    return [Option(name, json.dumps(field.initial),
+                   tuple((str(v), str(label)) for v, label in getattr(field, "choices", ())),
+                   str(field.help_text or ""))
+            for name, field in hit.options_form.base_fields.items()]
+
+
 def payload_rule(hit: HitType) -> str:
     """The payload form's own docstring: it states the rules the fields alone cannot (e.g.
     "a stored comparison, or the texts inline")."""

@@ -1,10 +1,10 @@
 """Annotator pages: "/" (each role to its home), available work, my work, claiming the next
-task, the task page, skip."""
+task, the task page, skip, reporting a problem with a task."""
 from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponseNotAllowed
 from django.middleware.csrf import CsrfViewMiddleware
@@ -35,9 +35,10 @@ from annotation.engine.selectors import (
 )
 from annotation.engine.services.claims import task_claim_next
 from annotation.engine.services.errors import AnswerInvalid, EngineError, NotEligible, TooFast
+from annotation.engine.services.problems import task_problem_report
 from annotation.engine.services.submissions import assignment_return, assignment_submit
 from annotation.engine.services.workers import worker_for_user
-from annotation.models import Assignment, Batch
+from annotation.models import Assignment, Batch, TaskProblem
 
 MTURK_SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
 HISTORY_PAGE = 25
@@ -126,6 +127,31 @@ def assignment_skip(request, assignment_uuid):
     return redirect("annotation:batch_next", batch_uuid=assignment.batch.uuid)
 
 
+@public
+@csrf_exempt
+@require_POST
+def assignment_problem(request, assignment_uuid):
+    """The worker reports a problem instead of answering: the report is kept for review, no
+    vote counts, and the task goes back to the pool (``task_problem_report``)."""
+    assignment = _owned_assignment(request, assignment_uuid)
+    if (refused := _csrf_refusal(request)) is not None:
+        return refused
+    try:
+        task_problem_report(assignment=assignment, category=request.POST.get("category", ""),
+                            note=request.POST.get("note", ""))
+    except ValidationError as exc:
+        if assignment.status != Assignment.Status.LEASED:
+            return _after_submit(request, assignment)
+        return render_task(request, assignment=assignment, task=assignment.task,
+                           error=" ".join(exc.messages), status=400)
+    if assignment.provider_submit_to or request.POST.get("t"):  # inside the marketplace frame
+        return allow_marketplace_framing(
+            render(request, "annotation/returned.html", {"batch": assignment.batch}))
+    messages.info(request, "Thank you — the problem was reported and the task set aside. "
+                           "It does not count against you.")
+    return redirect("annotation:batch_next", batch_uuid=assignment.batch.uuid)
+
+
 def render_task(request, *, task, assignment=None, preview=False, error=None, data=None,
                 status=200):
     """A task page. A marketplace worker doing one HIT (a preview, a token-flow arrival, an
@@ -149,6 +175,7 @@ def render_task(request, *, task, assignment=None, preview=False, error=None, da
         "total": position[1],
         "seconds_left": int((assignment.expires_at - timezone.now()).total_seconds())
         if assignment else None,
+        "problem_categories": TaskProblem.Category.choices,
         **hit.page_context(task),
     }
     response = render(request, hit.template, context, status=status)

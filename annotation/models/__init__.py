@@ -13,6 +13,7 @@ from annotation.models.engine import (
     Qualification,
     QualificationGrant,
     Task,
+    TaskProblem,
     Worker,
 )
 from annotation.providers.models import (  # marketplace-side records, in the providers room
@@ -38,6 +39,7 @@ __all__ = [
     "QualificationGrant",
     "ScoreRubric",
     "Task",
+    "TaskProblem",
     "Worker",
     "Bonus",
     "MarketplaceBatch",

@@ -98,6 +98,11 @@ class Batch(models.Model):
         Qualification, null=True, blank=True, on_delete=models.PROTECT,
         related_name="test_batches", help_text="Set on a qualification-test batch",
     )
+    hit_options = models.JSONField(
+        default=dict, blank=True,
+        help_text="The HIT type's per-batch settings (e.g. which answers a rating HIT offers), "
+                  "checked by the type's clean_options",
+    )
     auto_block_below = models.FloatField(
         null=True, blank=True, help_text="Block workers whose gold accuracy falls below this"
     )
@@ -211,3 +216,32 @@ class Assignment(models.Model):
         # Who did it is shown as the person by the pages that load them (the worker row's own
         # string, "local:user-3", is an id, not a name).
         return f"task {self.task} ({self.status})"
+
+
+class TaskProblem(models.Model):
+    """A worker's report that a task cannot be answered fairly (a broken image, two identical
+    responses, offensive content, …). Never a vote: the reporting assignment is given back
+    (as a skip) and the report waits for the batch's reviewer."""
+
+    class Category(models.TextChoices):
+        BROKEN_IMAGE = "broken_image", "An image does not load or is unreadable"
+        IDENTICAL = "identical", "The responses are identical"
+        OFFENSIVE = "offensive", "Offensive or harmful content"
+        UNCLEAR = "unclear", "The instruction is unclear or impossible"
+        OTHER = "other", "Something else"
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE,
+                                      related_name="problem")
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="problems")
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="problems")
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="+")
+    category = models.CharField(max_length=16, choices=Category.choices)
+    note = models.CharField(max_length=1000, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["batch", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.get_category_display()} (task {self.task_id})"

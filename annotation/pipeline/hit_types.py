@@ -87,6 +87,7 @@ class InstructionAnswerForm(forms.Form):
 class InstructionGenerationHit(HitType):
     slug = pipeline.HIT_INSTRUCTION
     version = "1"
+    expected_seconds = 240
     title = "Write a new instruction for an image"
     template = "annotation/hits/instruction_generation.html"
     payload_form = FamilyPayloadForm
@@ -117,6 +118,7 @@ class InstructionGenerationHit(HitType):
 class InstructionCaptionHit(HitType):
     slug = pipeline.HIT_CAPTION
     version = "1"
+    expected_seconds = 180
     title = "Describe the image(s) for this instruction"
     template = "annotation/hits/instruction_caption.html"
     payload_form = InstancePayloadForm
@@ -170,6 +172,7 @@ class VerificationAnswerForm(forms.Form):
 class ReferenceVerificationHit(HitType):
     slug = pipeline.HIT_VERIFICATION
     version = "1"
+    expected_seconds = 60
     title = "Does the response follow the instruction?"
     template = "annotation/hits/reference_verification.html"
     payload_form = InstancePayloadForm

@@ -6,6 +6,7 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 
+from annotation.engine.selectors import batch_problems
 from annotation.engine.selectors_workers import worker_display
 from annotation.models import Assignment, Batch
 from annotation.providers.admin_review import ReviewForm, assignments_page, review_apply
@@ -52,8 +53,12 @@ class BatchMoneyViews:
         page = assignments_page(rows, request.GET.get("page"))
         for assignment in page:
             assignment.person = worker_display(assignment.worker)
+        problems, problem_counts = batch_problems(batch)
+        for problem in problems:
+            problem.person = worker_display(problem.worker)
         context = {**self._context(request, f"Review “{batch.title}”", batch), "page": page,
-                   "form": form, "shown": shown, "choices": _SHOWN}
+                   "form": form, "shown": shown, "choices": _SHOWN,
+                   "problems": problems, "problem_counts": problem_counts}
         return render(request, "admin/annotation/marketplacebatch/review.html", context)
 
     def payments_view(self, request, pk):

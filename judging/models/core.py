@@ -106,6 +106,7 @@ class Judgment(models.Model):
         A = "A"
         B = "B"
         TIE = "tie"
+        BOTH_BAD = "bad"  # "both are bad" where a batch offers it (``judging.hit_choices``)
 
     class Kind(models.TextChoices):
         PAIRWISE = "pairwise"  # choice between the comparison's response A and B

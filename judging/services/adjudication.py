@@ -27,12 +27,13 @@ NOTE_LIMIT = 2000
 
 def item_adjudicate(*, comparison: Comparison, turn: str, choice: str, analyst: str,
                     note: str = "") -> Judgment:
-    """Store ``analyst``'s ruling (A, B or tie) on the item (``comparison``, ``turn``), with
-    the human votes it saw in ``meta``. ValidationError, nothing written, on bad input."""
+    """Store ``analyst``'s ruling (A, B, tie or both bad) on the item (``comparison``,
+    ``turn``), with the human votes it saw in ``meta``. ValidationError, nothing written, on
+    bad input."""
     if turn not in TURNS:
         raise ValidationError(f"turn is one of {', '.join(repr(t) for t in TURNS)}")
     if choice not in OUTCOMES:
-        raise ValidationError("The ruling is A, B or tie.")
+        raise ValidationError("The ruling is A, B, tie or bad (both are bad).")
     if not analyst:
         raise ValidationError("A ruling names the analyst who made it.")
     note = note.strip()

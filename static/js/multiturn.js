@@ -1,4 +1,5 @@
-// Multi-turn A/B page: one question group is highlighted at a time; 1/A or 2/B answers it and
+// Multi-turn A/B page: one question group is highlighted at a time; 1/A or 2/B (3/T tie, 4 both
+// bad, where the batch offers them) answers it and
 // moves on to the next unanswered group. Clicking or focusing a group makes it the active one.
 // hit.js still handles Enter (submit), the time guard and the countdown.
 (() => {
@@ -17,7 +18,8 @@
     const el = document.activeElement;
     if (el && (el.tagName === "TEXTAREA" || (el.tagName === "INPUT" && el.type === "text"))) return;
     const key = ev.key.toLowerCase();
-    const side = key === "1" || key === "a" ? "A" : key === "2" || key === "b" ? "B" : null;
+    const side = key === "1" || key === "a" ? "A" : key === "2" || key === "b" ? "B"
+      : key === "3" || key === "t" ? "tie" : key === "4" ? "bad" : null;
     if (!side) return;
     ev.preventDefault();
     const input = groups[active].querySelector(`input[value="${side}"]`);

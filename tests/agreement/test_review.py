@@ -132,7 +132,7 @@ def test_adjudication_is_a_separate_labelled_row_counted_nowhere(items, analyst_
     ruling = Judgment.objects.get(kind=Judgment.Kind.ADJUDICATION)
     assert (ruling.source, ruling.annotator, ruling.choice, ruling.comparison, ruling.feedback) \
         == (Judgment.ADJUDICATION, analyst.username, "B", split, "<i>looked</i> closely")
-    assert ruling.meta == {"human_votes": {"A": 3, "B": 2, "tie": 0}, "human_majority": "A"}
+    assert ruling.meta == {"human_votes": {"A": 3, "B": 2, "tie": 0, "bad": 0}, "human_majority": "A"}
     assert list(Judgment.objects.exclude(pk=ruling.pk).order_by("pk")
                 .values_list("pk", "source", "choice")) == votes
     after = (pairwise_judgments(), comparison_majorities(), judge_names(), leaderboard_sources(),
@@ -207,7 +207,7 @@ def test_more_votes_come_from_new_workers_only(items, analyst_client, alice):
     assert set(Judgment.objects.filter(comparison=split).values_list("worker", flat=True)) \
         == {w.pk for w in [*items["workers"], *newcomers[:2]]}
     row, = [r for r in review.review_listing(kind=review.SPLIT).rows if r.comparison_id == split.pk]
-    assert row.counts == {"A": 3, "B": 4, "tie": 0}
+    assert row.counts == {"A": 3, "B": 4, "tie": 0, "bad": 0}
 
 
 def test_more_votes_are_refused_where_they_cannot_be_collected(items, analyst_client):

@@ -63,7 +63,8 @@ def rows_from_upload(name: str, data: bytes) -> list[dict[str, Any]]:
 def batch_create_from_rows(
     *, hit_type: str, title: str, rows: Iterable[dict[str, Any]], assignments_per_task: int = 5,
     reward: Decimal = Decimal("0"), lease_seconds: int = 1800, instructions: str = "",
-    description: str = "", min_seconds: int = 0, seed: int | str | None = None, **options: Any,
+    description: str = "", min_seconds: int | None = None, seed: int | str | None = None,
+    hit_options: dict[str, Any] | None = None, **options: Any,
 ) -> Batch:
     """One batch with one task per row, all or nothing.
 
@@ -71,8 +72,16 @@ def batch_create_from_rows(
     Once every row is clean, the HIT type's ``prepare_rows`` turns them into the tasks'
     payloads (a rating type stores inline texts and randomises their sides); its random
     choices are seeded by ``seed``, by default the new batch's uuid, so they can be redrawn.
+    ``min_seconds`` None: the HIT type's default (``HitType.default_min_seconds``); 0 accepts
+    answers of any speed. ``hit_options``: the type's per-batch settings (``clean_options``).
     """
     hit = get_hit_type(hit_type)
+    if min_seconds is None:
+        min_seconds = hit.default_min_seconds()
+    try:
+        hit_options = hit.clean_options(hit_options)
+    except ValidationError as exc:
+        raise RowError("; ".join(exc.messages)) from exc
     cleaned: list[tuple[dict, Any]] = []
     for number, row in enumerate(rows, start=1):
         payload = {k: v for k, v in row.items() if k not in _RESERVED and k is not None}
@@ -91,7 +100,7 @@ def batch_create_from_rows(
     batch = Batch.objects.create(
         hit_type=hit_type, title=title, assignments_per_task=assignments_per_task, reward=reward,
         lease_seconds=lease_seconds, instructions=instructions, description=description,
-        min_seconds=min_seconds, **options,
+        min_seconds=min_seconds, hit_options=hit_options, **options,
     )
     try:
         cleaned = hit.prepare_rows(cleaned, seed=str(batch.uuid) if seed is None else seed)

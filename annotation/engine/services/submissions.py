@@ -49,6 +49,10 @@ def assignment_submit(
             f"Please take at least {batch.min_seconds} seconds to read the task "
             f"({batch.min_seconds - int(spent)} s to go)."
         )
+    # Nothing a column cannot hold goes further: cleaning may already write (an instruction's
+    # image is fetched and stored), and a refused answer must leave no row behind.
+    if (problem := storage_problem(data)) is not None:
+        raise AnswerInvalid(f"The answer cannot be stored: {problem}.")
     try:
         answer = hit.clean_answer(data, task=assignment.task)
     except ValidationError as exc:

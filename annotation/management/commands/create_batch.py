@@ -1,3 +1,4 @@
+import json
 from decimal import Decimal
 from pathlib import Path
 
@@ -17,7 +18,12 @@ class Command(BaseCommand):
         parser.add_argument("--n", type=int, default=5, help="Assignments per task")
         parser.add_argument("--reward", type=Decimal, default=Decimal("0"))
         parser.add_argument("--lease-seconds", type=int, default=1800)
-        parser.add_argument("--min-seconds", type=int, default=0)
+        parser.add_argument("--min-seconds", type=int, default=None,
+                            help="Answers faster than this are refused (default: the HIT "
+                                 "type's, a share of its expected time; 0: any speed)")
+        parser.add_argument("--hit-options", type=json.loads, default=None,
+                            help='The HIT type\'s per-batch settings as JSON, e.g. '
+                                 '\'{"answers": "ab_tie"}\'')
         parser.add_argument("--instructions", default="")
 
     def handle(self, *args, **opts):
@@ -30,8 +36,11 @@ class Command(BaseCommand):
                 rows=rows_from_upload(path.name, path.read_bytes()),
                 assignments_per_task=opts["n"], reward=opts["reward"],
                 lease_seconds=opts["lease_seconds"], min_seconds=opts["min_seconds"],
-                instructions=opts["instructions"],
+                instructions=opts["instructions"], hit_options=opts["hit_options"],
             )
         except (ValidationError, LookupError) as exc:
             raise CommandError("; ".join(getattr(exc, "messages", [str(exc)]))) from exc
-        self.stdout.write(f"Created batch {batch.uuid} with {batch.tasks.count()} tasks.")
+        self.stdout.write(f"Created batch {batch.uuid} with {batch.tasks.count()} tasks "
+                          f"(minimum {batch.min_seconds} s per task).")
+        if batch.min_seconds == 0:
+            self.stderr.write("Minimum seconds is 0: answers of any speed are accepted.")
