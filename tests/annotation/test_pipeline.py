@@ -112,7 +112,7 @@ def _jobs_done():
 def test_whole_pipeline_instruction_to_verified_and_rejected(
         family, image_server, llm, loopback_ok, step_threads):
     writer, captioner, checker = make_workers(3)
-    batch = pipeline.instruction_batch_create(family=family, n_tasks=2)
+    batch = pipeline.instruction_batch_create(family=family, n_tasks=2, min_seconds=0)
 
     # 1. instruction submitted → instance created → caption task queued
     _work(batch, writer, {"image_url": image_server.url("/cat.png"), "license": "CC0",
@@ -176,7 +176,7 @@ def test_whole_pipeline_instruction_to_verified_and_rejected(
 @pytest.mark.django_db(transaction=True)
 def test_transitions_are_safe_to_repeat(family, image_server, llm, loopback_ok):
     writer, captioner = make_workers(2)
-    batch = pipeline.instruction_batch_create(family=family, n_tasks=1)
+    batch = pipeline.instruction_batch_create(family=family, n_tasks=1, min_seconds=0)
     assignment = _work(batch, writer, {"image_url": image_server.url("/cat.png"),
                                        "license": "CC0", "instruction": "Describe the colour."})
     again = pipeline.instance_create_from_instruction(assignment=assignment)
