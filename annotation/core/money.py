@@ -19,6 +19,7 @@ from django.core.exceptions import ValidationError
 # Plain ASCII decimal notation only: Decimal() itself also takes "NaN", "inf", "1_000" and
 # non-ASCII digits, none of which anyone means as an amount.
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_NOT_FINITE = {"nan", "snan", "inf", "infinity"}
 _LONGEST = 64  # characters: far past any real amount, short enough to parse at no cost
 
 
@@ -102,6 +103,8 @@ class MoneyField:
             value = repr(value)  # the shortest text of the float: 0.1, not 0.1000000000000000055…
         if isinstance(value, str):
             text = value.strip()
+            if text.lstrip("+-").lower() in _NOT_FINITE:
+                raise self._refuse("must be a finite number", value)
             if len(text) > _LONGEST or not _NUMBER.fullmatch(text):
                 raise self._refuse("is not a number", value)
             value = text

@@ -34,9 +34,10 @@ ANY_AMOUNT = st.one_of(
     st.decimals(allow_nan=True, allow_infinity=True),
     st.builds(lambda digits, exponent: Decimal(digits).scaleb(exponent),
               st.integers(-10**12, 10**12), st.integers(-60, 60)),  # huge and tiny exponents
-    st.decimals(min_value=-1000, max_value=1000, places=2),
+    st.decimals(min_value=-20, max_value=150, places=2),
+    st.decimals(min_value=-20, max_value=150, places=2).map(str),
     st.floats(allow_nan=True, allow_infinity=True),
-    st.floats(min_value=-1000, max_value=1000).map(lambda f: round(f, 2)),
+    st.floats(min_value=-20, max_value=150).map(lambda f: round(f, 2)),
     st.integers(min_value=-10**15, max_value=10**15),
     st.from_regex(r"\A\s?[-+]?[0-9]{0,12}(\.[0-9]{0,8})?([eE][-+]?[0-9]{1,4})?\s?\Z"),
     st.text(max_size=12),

@@ -126,7 +126,7 @@ class TestBonusCsvAmounts:
         a = submitted_assignment()
         path = tmp_path / "bonuses.csv"
         path.write_text(f"assignment,amount,reason\n{a.uuid},0.50,Good\n{a.uuid},NaN,Bad\n")
-        with pytest.raises(CommandError, match="Row 2: The bonus amount is not a number"):
+        with pytest.raises(CommandError, match="Row 2: The bonus amount must be a finite number"):
             call_command("provider_pay", str(a.batch.uuid), str(path))
         assert not Bonus.objects.exists()
 
