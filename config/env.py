@@ -1,5 +1,6 @@
 """Environment readers that fail loudly on bad values (healthchecks' envbool idea)."""
 import os
+from decimal import Decimal, InvalidOperation
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -41,6 +42,19 @@ def env_float(name: str, default: float) -> float:
         return float(raw)
     except ValueError as exc:
         raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from exc
+
+
+def env_decimal(name: str, default: str) -> Decimal:
+    """A finite, non-negative amount (a money bound): "NaN", "inf" or "-1" fail at startup."""
+    raw = os.environ.get(name)
+    text = default if raw is None or raw.strip() == "" else raw.strip()
+    try:
+        value = Decimal(text)
+    except InvalidOperation as exc:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from exc
+    if not value.is_finite() or value < 0:
+        raise ImproperlyConfigured(f"{name}={raw!r} must be a finite amount, zero or more")
+    return value
 
 
 def env_list(name: str, default: list[str]) -> list[str]:

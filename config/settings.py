@@ -10,7 +10,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from .env import env_bool, env_float, env_int, env_list, env_str
+from .env import env_bool, env_decimal, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -315,6 +315,14 @@ CELERY_IMPORTS = [
     "judging.judges.tasks", "annotation.webhooks.tasks",
 ]
 CELERY_BEAT_SCHEDULE["webhooks-retry"] = {"task": "annotation.webhooks.retry_due", "schedule": 30.0}
+# --- Money bounds (annotation.core.money): every reward, bonus, budget, cap and fee rate is
+# refused above these (and above what its column stores) with an error naming the setting.
+# Neither MTurk nor Prolific publishes a maximum reward or bonus; both take whole cents.
+MAX_REWARD_USD = env_decimal("MAX_REWARD_USD", "100")  # per assignment
+MAX_BONUS_USD = env_decimal("MAX_BONUS_USD", "100")  # per bonus
+MAX_BATCH_BUDGET_USD = env_decimal("MAX_BATCH_BUDGET_USD", "100000")  # per batch, fees included
+MAX_JUDGE_BUDGET_USD = env_decimal("MAX_JUDGE_BUDGET_USD", "10000")  # per judge run
+MAX_FEE_RATE = env_decimal("MAX_FEE_RATE", "1")  # a marketplace's fee as a fraction (1 = 100 %)
 # --- Webhooks: signed event notifications (secrets named per endpoint, read from the environment)
 WEBHOOK_TIMEOUT = env_float("WEBHOOK_TIMEOUT", 10.0)
 WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 8)  # 30 s … 6 h apart: about a day

@@ -15,11 +15,14 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from annotation.core.money import AmountRefused
 from annotation.engine import upload_help
 from annotation.engine.hit_types import all_hit_types, get_hit_type
 from annotation.engine.results_admin import AssignmentPersonAdminMixin, BatchResultsAdminMixin
 from annotation.engine.selectors import batch_cost, batch_progress
 from annotation.engine.services.batches import (
+    BATCH_BUDGET,
+    REWARD,
     batch_create_from_rows,
     batch_set_status,
     rows_from_upload,
@@ -80,8 +83,19 @@ class BatchUploadForm(forms.Form):
         self.fields["hit_type"].choices = hit_type_choices()
 
 
+class BatchMoneyForm(forms.ModelForm):
+    """A batch's edit page refuses what ``batch_create_from_rows`` refuses (same rules)."""
+
+    def clean_reward(self):
+        return REWARD.parse(self.cleaned_data.get("reward"))
+
+    def clean_budget(self):
+        return BATCH_BUDGET.parse(self.cleaned_data.get("budget"), optional=True)
+
+
 @admin.register(Batch)
 class BatchAdmin(BatchResultsAdminMixin, admin.ModelAdmin):
+    form = BatchMoneyForm
     list_display = ("title", "hit_type", "status", "assignments_per_task", "reward", "progress",
                     "cost", "money_links", "created_at")
     list_filter = ("status", "hit_type", "provider")
@@ -158,6 +172,9 @@ class BatchAdmin(BatchResultsAdminMixin, admin.ModelAdmin):
                 form.add_error("budget", problem)
                 return None
             return batch_create_from_rows(rows=rows, **data)
+        except AmountRefused as exc:
+            form.add_error(exc.field if exc.field in form.fields else None, exc.messages)
+            return None
         except ValidationError as exc:
             form.add_error("file", "; ".join(exc.messages))
             return None

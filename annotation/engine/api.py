@@ -11,6 +11,7 @@ from rest_framework.generics import get_object_or_404  # a malformed uuid is a 4
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.core.money import AmountRefused
 from annotation.core.permissions import IsAdmin, IsAnnotator
 from annotation.engine.results import FORMATS, UnknownFormat, check_format, results_response
 from annotation.engine.selectors import batch_progress
@@ -44,6 +45,8 @@ class BatchViewSet(viewsets.ReadOnlyModelViewSet):
         incoming.is_valid(raise_exception=True)
         try:
             batch = batch_create_from_rows(**incoming.validated_data)
+        except AmountRefused as exc:
+            raise ApiValidationError({exc.field: exc.messages}) from exc
         except (ValidationError, LookupError) as exc:
             raise ApiValidationError(
                 {"rows": [str(m) for m in getattr(exc, "messages", [exc])]}

@@ -11,6 +11,7 @@ from django.utils.html import format_html
 
 from annotation.core.clients import mturk as mturk_client
 from annotation.core.clients.errors import MarketplaceError
+from annotation.engine.admin import BatchMoneyForm
 from annotation.models import (
     Bonus,
     MarketplaceBatch,
@@ -61,6 +62,7 @@ class ProviderConfigInline(admin.StackedInline):
 
 @admin.register(MarketplaceBatch)
 class MarketplaceBatchAdmin(BatchMoneyViews, admin.ModelAdmin):
+    form = BatchMoneyForm
     list_display = ("title", "provider", "status", "counts", "costs", "buttons")
     list_filter = ("provider", "status")
     fields = ("title", "provider", "status", "reward", "assignments_per_task", "budget",

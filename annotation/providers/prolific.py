@@ -22,6 +22,7 @@ from django.urls import reverse
 
 from annotation.core.clients.errors import MarketplaceError, NotSupported
 from annotation.core.clients.retry import RETRYABLE_STATUS, backoff_delay, retry_after_seconds
+from annotation.core.money import MoneyField
 from annotation.providers.base import (
     CreatedHit,
     HitSpec,
@@ -31,6 +32,10 @@ from annotation.providers.base import (
     register,
 )
 from annotation.providers.costs import FeeSchedule
+
+# A rate is not stored, so its places are ours: 6 takes any percentage to 4 decimals.
+FEE_RATE = MoneyField("Prolific fee rate (PROLIFIC_FEE_RATE)", limit_setting="MAX_FEE_RATE",
+                      places=6, field="PROLIFIC_FEE_RATE")
 
 _STATUS = {"AWAITING REVIEW": "submitted", "APPROVED": "approved", "REJECTED": "rejected"}
 _URL_PARAMS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
@@ -97,7 +102,9 @@ class ProlificProvider(Provider):
         raise AssertionError("unreachable")
 
     def fees(self) -> FeeSchedule:
-        return FeeSchedule(kind="rate", rate=Decimal(str(settings.PROLIFIC_FEE_RATE)))
+        """Prolific's service fee (about 33.33 % plus VAT where it applies, on rewards and
+        bonuses alike: its researcher help, "How to resolve an underpaying study")."""
+        return FeeSchedule(kind="rate", rate=FEE_RATE.parse(settings.PROLIFIC_FEE_RATE))
 
     # --- launch ---------------------------------------------------------------------------
     def check_ready(self, ctx: LaunchContext) -> None:

@@ -1,9 +1,10 @@
 """Admin for judges (incl. prompt-template overrides), runs (cancel/resume actions) and calls."""
+from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 
 from .models import Judge, JudgeCall, JudgeRun
-from .services import judge_run_cancel, judge_run_resume
+from .services import RUN_BUDGET, judge_run_cancel, judge_run_resume
 from .templates import TemplateError, parse_template, shipped_names
 
 
@@ -38,8 +39,16 @@ class JudgeAdmin(admin.ModelAdmin):
         return form
 
 
+class JudgeRunForm(forms.ModelForm):
+    """The budget field refuses what ``judge_run_start`` refuses (``RUN_BUDGET``)."""
+
+    def clean_budget(self):
+        return RUN_BUDGET.parse(self.cleaned_data.get("budget"), optional=True)
+
+
 @admin.register(JudgeRun)
 class JudgeRunAdmin(admin.ModelAdmin):
+    form = JudgeRunForm
     list_display = ("uuid", "judge", "status", "units_done", "units_total", "units_failed",
                     "cost", "budget", "created_at")
     list_filter = ("status", "judge")

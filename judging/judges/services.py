@@ -26,6 +26,7 @@ from django.db.models import Count, Exists, F, Q, Sum
 from django.utils import timezone
 
 from annotation.core.background import run_outside_request
+from annotation.core.money import MoneyField
 from annotation.models import Instance
 from annotation.webhooks.services import webhook_emit
 from judging.parsers import combine_orderings
@@ -49,6 +50,8 @@ BATCH_UNITS = 32  # most units a lane claims at once (fewer as the run nears its
 # measured 1.22x ideal against 16's 1.24-1.26x in bench/judge_run.py)
 CACHED_BATCH_UNITS = 200  # claimed at once while the lane's units need no new call
 ITEM_CHUNK = 500  # items priced per look-up when estimating
+RUN_BUDGET = MoneyField.of_column(JudgeRun, "budget", "judge-run budget",
+                                  limit_setting="MAX_JUDGE_BUDGET_USD")
 
 
 @dataclass(frozen=True)
@@ -154,9 +157,8 @@ def judge_run_start(*, judge: Judge, item_uuids, budget: Decimal | None = None,
                     estimate: Estimate | None = None) -> JudgeRun:
     """Create a run with one unit per item and ordering; queue it after commit. A caller that
     has just priced the same items passes its ``estimate`` instead of pricing them again."""
+    budget = RUN_BUDGET.parse(budget, optional=True)
     items = resolve_items(judge, item_uuids)
-    if budget is not None and Decimal(budget) < 0:
-        raise ValidationError("budget must not be negative")
     if estimate is None:
         estimate = _estimate(judge, items)
     orderings = _orderings(judge)
@@ -194,6 +196,7 @@ def judge_run_resume(run: JudgeRun, *, budget: Decimal | None = None,
                      dispatch: bool = True) -> JudgeRun:
     """Re-open a stopped, crashed or finished-with-failures run: unfinished units go back to
     pending. Calls already made are reused through their idempotency keys (never re-paid)."""
+    budget = RUN_BUDGET.parse(budget, optional=True)
     with transaction.atomic():
         run = JudgeRun.objects.select_for_update().get(pk=run.pk)
         if run.status == JudgeRun.Status.CANCELLED:

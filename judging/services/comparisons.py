@@ -21,7 +21,8 @@ from itertools import combinations
 
 from django.db import transaction
 
-from annotation.engine.services.batches import batch_create_from_rows
+from annotation.core.money import AmountRefused
+from annotation.engine.services.batches import BATCH_BUDGET, REWARD, batch_create_from_rows
 from annotation.models import Batch, Instance
 
 from ..models import Comparison, EvalModel, Response
@@ -37,12 +38,18 @@ class SamplingError(ValueError):
 def budget_limit(*, wanted: int | None, max_comparisons: int | None = None,
                  max_cost: Decimal | None = None, reward: Decimal = Decimal("0"),
                  judgments_per_comparison: int = 5) -> int | None:
-    """The number of comparisons the budget allows (None = unlimited)."""
+    """The number of comparisons the budget allows (None = unlimited). A reward or cost the
+    batch could not take (``REWARD``, ``BATCH_BUDGET``) is a ``SamplingError``."""
+    try:
+        reward = REWARD.parse(reward)
+        max_cost = BATCH_BUDGET.parse(max_cost, optional=True)
+    except AmountRefused as exc:
+        raise SamplingError(exc.messages[0]) from exc
     limits = [x for x in (wanted, max_comparisons) if x is not None]
     if max_cost is not None:
-        per = Decimal(reward) * judgments_per_comparison
+        per = reward * judgments_per_comparison
         if per > 0:
-            limits.append(int(Decimal(max_cost) // per))
+            limits.append(int(max_cost // per))
     return min(limits) if limits else None
 
 

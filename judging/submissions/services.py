@@ -24,6 +24,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotation.core.db_text import storage_problem
+from annotation.core.money import MoneyField
 from annotation.engine.services.batches import RowError, rows_from_upload
 
 from .. import rating_cache
@@ -109,11 +110,25 @@ def _pair_with_reference(responses: list[Response], rnd: random.Random) -> list[
     return Comparison.objects.bulk_create(comparisons)
 
 
+SUBMISSION_CAP = MoneyField.of_column(JudgeRun, "budget", "per-submission cap (SUBMISSION_BUDGET_CAP)",
+                                     limit_setting="MAX_JUDGE_BUDGET_USD")
+
+
+def submission_cap() -> Decimal:
+    """``SUBMISSION_BUDGET_CAP`` as the run budget it becomes; a value no run could take
+    (NaN, above ``MAX_JUDGE_BUDGET_USD``) closes submissions with that reason."""
+    try:
+        return SUBMISSION_CAP.parse(settings.SUBMISSION_BUDGET_CAP)
+    except ValidationError as exc:
+        raise SubmissionRefused(f"Submissions are closed: {exc.messages[0]}") from exc
+
+
 def submission_create(*, submitter, name: str, file_name: str, data: bytes,
                       human_eval: bool = False) -> Submission:
     """Take a predictions file (VisIT-Bench submission CSV or JSONL) for a new model version
     and queue its automatic judge run; raises ``SubmissionRefused`` (nothing written)."""
     judge = submission_judge()
+    cap = submission_cap()
     name = _check_name(name)
     if len(data) > settings.SUBMISSION_MAX_BYTES:
         raise SubmissionRefused(f"The file is larger than {settings.SUBMISSION_MAX_BYTES:,} bytes.")
@@ -126,7 +141,7 @@ def submission_create(*, submitter, name: str, file_name: str, data: bytes,
         raise SubmissionRefused(f"At most {settings.SUBMISSION_MAX_ROWS:,} rows per submission.")
     try:
         with transaction.atomic():
-            return _create(judge, submitter, name, file_name, rows, human_eval)
+            return _create(judge, submitter, name, file_name, rows, human_eval, cap)
     except ImportRejected as exc:
         raise SubmissionRefused(str(exc)) from exc
     except IntegrityError as exc:  # a concurrent submission of this user, or of this version
@@ -134,7 +149,7 @@ def submission_create(*, submitter, name: str, file_name: str, data: bytes,
                                 "wait for it to finish.") from exc
 
 
-def _create(judge, submitter, name, file_name, rows, human_eval) -> Submission:
+def _create(judge, submitter, name, file_name, rows, human_eval, cap) -> Submission:
     # Two submissions of one name at once: the (name, version) constraint refuses the second.
     version = (Submission.objects.filter(name=name).aggregate(v=Max("version"))["v"] or 0) + 1
     model_name = f"{name} v{version}"
@@ -153,7 +168,6 @@ def _create(judge, submitter, name, file_name, rows, human_eval) -> Submission:
                                 "judge against.")
     items = [c.uuid for c in comparisons]
     estimate = judge_estimate(judge=judge, item_uuids=items)
-    cap = Decimal(str(settings.SUBMISSION_BUDGET_CAP))
     if estimate.cost > cap:
         raise SubmissionRefused(f"Judging this submission would cost about ${estimate.cost:.2f}, "
                                 f"over this deployment's cap of ${cap:.2f} per submission.")

@@ -11,6 +11,7 @@ from django.db import transaction
 
 from annotation.core import csv_safety
 from annotation.core.db_text import storage_problem
+from annotation.core.money import MoneyField
 from annotation.engine.hit_types import get_hit_type
 from annotation.engine.services.completion import batch_announce_finished
 from annotation.models import Batch, Task
@@ -21,6 +22,9 @@ class RowError(ValidationError):
 
 
 _RESERVED = {"_gold", "_gold_answer"}
+REWARD = MoneyField.of_column(Batch, "reward", "reward", limit_setting="MAX_REWARD_USD")
+BATCH_BUDGET = MoneyField.of_column(Batch, "budget", "batch budget",
+                                    limit_setting="MAX_BATCH_BUDGET_USD")
 
 
 def rows_from_upload(name: str, data: bytes) -> list[dict[str, Any]]:
@@ -68,6 +72,7 @@ def batch_create_from_rows(
 ) -> Batch:
     """One batch with one task per row, all or nothing.
 
+    The reward and budget are checked first (``REWARD``, ``BATCH_BUDGET``: ``AmountRefused``).
     A row's ``_gold_answer`` column (JSON) marks it as a gold task with that known answer.
     Once every row is clean, the HIT type's ``prepare_rows`` turns them into the tasks'
     payloads (a rating type stores inline texts and randomises their sides); its random
@@ -75,6 +80,9 @@ def batch_create_from_rows(
     ``min_seconds`` None: the HIT type's default (``HitType.default_min_seconds``); 0 accepts
     answers of any speed. ``hit_options``: the type's per-batch settings (``clean_options``).
     """
+    reward = REWARD.parse(reward)
+    if "budget" in options:
+        options["budget"] = BATCH_BUDGET.parse(options["budget"], optional=True)
     hit = get_hit_type(hit_type)
     if min_seconds is None:
         min_seconds = hit.default_min_seconds()

@@ -2,7 +2,7 @@
 guard first, so a retried bonus is never paid twice."""
 import hashlib
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError
@@ -10,12 +10,13 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.core.clients.errors import MarketplaceError
+from annotation.core.money import MoneyField
 from annotation.models import Assignment, Batch
 from annotation.providers.base import (
     Provider,
     get_provider,
 )
-from annotation.providers.costs import budget_check, cents
+from annotation.providers.costs import budget_check
 from annotation.providers.models import (
     Bonus,
 )
@@ -27,6 +28,9 @@ from annotation.providers.services.common import (
     remote_assignment_id,
     require_outside_transaction,
 )
+
+BONUS_AMOUNT = MoneyField.of_column(Bonus, "amount", "bonus amount",
+                                   limit_setting="MAX_BONUS_USD", positive=True)
 
 
 def bonus_token(assignment: Assignment, key: str) -> str:
@@ -42,13 +46,10 @@ def worker_bonus(assignment: Assignment, *, amount, reason: str, key: str = "",
     row is never sent again, and only one caller can hold a row in ``sending``.
     """
     require_outside_transaction()
-    try:
-        amount = cents(Decimal(str(amount)))
-    except InvalidOperation:
-        raise ValidationError(f"Not an amount: {amount!r}") from None
+    amount = BONUS_AMOUNT.parse(amount)
     reason = (reason or "").strip()
-    if amount <= 0 or not reason:
-        raise ValidationError("A bonus needs a positive amount and a reason.")
+    if not reason:
+        raise ValidationError("A bonus needs a reason.")
     key = (key or f"{amount}:{reason}")[:200]
     batch = assignment.batch
     provider = get_provider(batch.provider)
@@ -132,12 +133,11 @@ def bonus_rows_parse(batch: Batch, rows) -> list[BonusRow]:
         if assignment is None:
             raise ValidationError(f"Row {number}: no assignment {ref!r} in this batch")
         try:
-            amount = cents(Decimal((row.get("amount") or "").strip()))
-        except InvalidOperation:
-            raise ValidationError(f"Row {number}: amount {row.get('amount')!r} is not a number") \
-                from None
+            amount = BONUS_AMOUNT.parse(row.get("amount"))
+        except ValidationError as exc:
+            raise ValidationError(f"Row {number}: {exc.messages[0]}") from None
         reason = (row.get("reason") or "").strip()
-        if amount <= 0 or not reason:
-            raise ValidationError(f"Row {number}: needs a positive amount and a reason")
+        if not reason:
+            raise ValidationError(f"Row {number}: needs a reason")
         parsed.append(BonusRow(assignment, amount, reason, (row.get("key") or "").strip()))
     return parsed
