@@ -42,6 +42,7 @@ from annotation.content.imports.convbench import import_convbench
 from annotation.content.imports.jsonl_dump import import_jsonl_dump
 from annotation.content.imports.prometheus import import_prometheus
 from annotation.content.imports.visitbench import import_visitbench
+from annotation.engine.services.batches import RowError, batch_create_from_rows, rows_from_upload
 from judging.dataset.export import dataset_export
 from judging.dataset.imports import dataset_import
 from judging.judges.ablation import import_responses
@@ -345,6 +346,35 @@ class Predictions(Importer):
         predictions_import("fuzz.jsonl", data)
 
 
+class RatingBatch(Importer):
+    """A forced-choice rating batch uploaded as CSV with its texts and model names inline
+    (stored as models, responses and comparisons); row 4 bad."""
+
+    kinds = ("nul", "control", "long", "url")
+    refusal = RowError
+    row = r"Row 4\b|Line 5\b"  # the row's number, or its CSV line (the header is line 1)
+
+    def file(self, kind, tmp_path):
+        rows = [{"instruction": f"Describe picture {k}.",
+                 "image_urls": json.dumps([f"https://example.org/{k}.png"]),
+                 "model_a": "m1", "response_a": f"m1 on {k}", "model_b": "m2",
+                 "response_b": f"m2 on {k}"} for k in range(1, 5)]
+        last = rows[-1]
+        if kind == "nul":
+            last["response_b"] = "m2\x00"
+        elif kind == "control":
+            last["model_a"] = "m\x011"
+        elif kind == "long":
+            last["model_a"] = LONG
+        elif kind == "url":
+            last["image_urls"] = json.dumps([JS_URL])
+        return _csv_bytes(rows, list(rows[0]))
+
+    def run(self, data):
+        batch_create_from_rows(hit_type="pairwise_ab", title="fuzz",
+                               rows=rows_from_upload("fuzz.csv", data))
+
+
 class Ablation(Importer):
     """A model's answers to the ConvBench ablation conversations; line 3 bad."""
 
@@ -418,7 +448,7 @@ class Backup(Importer):
 
 
 IMPORTERS = [VisitBench(), ConvBench(), Prometheus(), JsonlDump(), StudyDataset(), Judgments(),
-             Predictions(), Ablation(), Backup()]
+             Predictions(), RatingBatch(), Ablation(), Backup()]
 CASES = [pytest.param(importer, kind, id=f"{type(importer).__name__}-{kind}",
                       marks=pytest.mark.django_db(transaction=importer.transactional))
          for importer in IMPORTERS for kind in importer.kinds]
