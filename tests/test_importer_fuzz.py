@@ -68,6 +68,14 @@ def _shared(*parts: str) -> Path:
     return path
 
 
+def _spoil(row: dict, bad: dict, kind: str | None) -> None:
+    """Give ``row`` the bad field ``bad[kind] = (column, value)`` (nothing when ``kind`` is
+    None); a callable value is applied to the column's old value."""
+    if kind is not None:
+        column, value = bad[kind]
+        row[column] = value(row[column]) if callable(value) else value
+
+
 class _Scratch(Exception):
     """Raised to roll back a block whose writes only served to build a file."""
 
@@ -107,26 +115,17 @@ class Importer:
 class VisitBench(Importer):
     """The real single-image VisIT-Bench file (10 records); record 10 made bad."""
 
-    kinds = ("nul", "control", "long", "url")
+    bad = {"nul": ("instruction", lambda v: v + "\x00"),
+           "control": ("instruction_category", "Chart\x01reading"),  # a family name
+           "long": ("instruction_category", LONG), "url": ("image_url", JS_URL)}
+    kinds = tuple(bad)
     row = r"record 10\b|row 1[0-9]\b"  # the importer's record, or the parser's CSV line
 
     def file(self, kind, tmp_path):
         text = _shared("visit_bench", "visit_fully_annotated_example.csv").read_text("utf-8")
         rows = list(csv.DictReader(io.StringIO(text)))
-        last = rows[-1]
-        if kind == "nul":
-            last["instruction"] += "\x00"
-        elif kind == "control":
-            last["instruction_category"] = "Chart\x01reading"  # a family name
-        elif kind == "long":
-            last["instruction_category"] = LONG
-        elif kind == "url":
-            last["image_url"] = JS_URL
-        out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-        return out.getvalue().encode("utf-8")
+        _spoil(rows[-1], self.bad, kind)
+        return _csv_bytes(rows, list(rows[0]))
 
     def run(self, data):
         import_visitbench(data)
@@ -288,7 +287,10 @@ class Judgments(Importer):
     """A generic judgment CSV creating what it names; row 4 bad. The duplicate: row 4 gives
     another text for a response already stored."""
 
-    kinds = ("nul", "control", "long", "url", "duplicate")
+    bad = {"nul": ("annotator", "w\x00"), "control": ("model_b", "m\x012"),
+           "long": ("annotator", LONG), "url": ("image_urls", json.dumps([JS_URL])),
+           "duplicate": ("response_a", "A different answer for a stored response.")}
+    kinds = tuple(bad)
     refusal = ImportRejected
     row = r"Row 4\b"
 
@@ -298,17 +300,7 @@ class Judgments(Importer):
 
     def file(self, kind, tmp_path):
         rows = _judgment_rows(4)
-        last = rows[-1]
-        if kind == "nul":
-            last["annotator"] = "w\x00"
-        elif kind == "control":
-            last["model_b"] = "m\x012"
-        elif kind == "long":
-            last["annotator"] = LONG
-        elif kind == "url":
-            last["image_urls"] = json.dumps([JS_URL])
-        elif kind == "duplicate":
-            last["response_a"] = "A different answer for a stored response."
+        _spoil(rows[-1], self.bad, kind)
         return _csv_bytes(rows, COLUMNS)
 
     def run(self, data):
@@ -319,7 +311,9 @@ class Predictions(Importer):
     """A predictions JSONL for four stored instances; row 4 bad. The duplicate: row 4 gives
     another text for a response already stored."""
 
-    kinds = ("nul", "control", "long", "duplicate")
+    bad = {"nul": ("prediction", "x\x00"), "control": ("model", "m\x011"),
+           "long": ("model", LONG), "duplicate": ("prediction", "A different answer.")}
+    kinds = tuple(bad)
     refusal = ImportRejected
     row = r"Row 4\b"
 
@@ -331,15 +325,7 @@ class Predictions(Importer):
         rows = [{"item_id": i.external_id, "model": "m1", "prediction": f"Answer {k}."}
                 for k, i in enumerate(self.items, start=1)]
         rows[-1]["prediction"] = "A stored answer."
-        last = rows[-1]
-        if kind == "nul":
-            last["prediction"] = "x\x00"
-        elif kind == "control":
-            last["model"] = "m\x011"
-        elif kind == "long":
-            last["model"] = LONG
-        elif kind == "duplicate":
-            last["prediction"] = "A different answer."
+        _spoil(rows[-1], self.bad, kind)
         return "\n".join(json.dumps(r) for r in rows).encode("utf-8")
 
     def run(self, data):
@@ -350,7 +336,9 @@ class RatingBatch(Importer):
     """A forced-choice rating batch uploaded as CSV with its texts and model names inline
     (stored as models, responses and comparisons); row 4 bad."""
 
-    kinds = ("nul", "control", "long", "url")
+    bad = {"nul": ("response_b", "m2\x00"), "control": ("model_a", "m\x011"),
+           "long": ("model_a", LONG), "url": ("image_urls", json.dumps([JS_URL]))}
+    kinds = tuple(bad)
     refusal = RowError
     row = r"Row 4\b|Line 5\b"  # the row's number, or its CSV line (the header is line 1)
 
@@ -359,15 +347,7 @@ class RatingBatch(Importer):
                  "image_urls": json.dumps([f"https://example.org/{k}.png"]),
                  "model_a": "m1", "response_a": f"m1 on {k}", "model_b": "m2",
                  "response_b": f"m2 on {k}"} for k in range(1, 5)]
-        last = rows[-1]
-        if kind == "nul":
-            last["response_b"] = "m2\x00"
-        elif kind == "control":
-            last["model_a"] = "m\x011"
-        elif kind == "long":
-            last["model_a"] = LONG
-        elif kind == "url":
-            last["image_urls"] = json.dumps([JS_URL])
+        _spoil(rows[-1], self.bad, kind)
         return _csv_bytes(rows, list(rows[0]))
 
     def run(self, data):

@@ -10,7 +10,8 @@ multi-image instances) and one column ``<model name> prediction`` per model; an 
 ``item_id`` (our uuid or the source's id) wins over text matching.
 JSONL: one object per line with ``model`` and ``prediction`` (or ``<model> prediction`` keys),
 the same locating keys, and an optional ``turn`` (1–3) for conversations.
-All rows are checked before anything is written; unmatched rows are reported and, unless
+An empty prediction is an answer (the model said nothing). All rows are checked before anything
+is written (``annotation.core.row_checks``); unmatched rows are reported and, unless
 ``skip_unmatched``, reject the whole file.
 """
 import json

@@ -5,11 +5,15 @@ by id within its dataset — every id its own instance, even when instruction te
 ids, so one model may have different responses in different items; created instances keep the
 id as ``external_id`` with the dataset as ``source`` (``import`` when none is named). A row
 without ``item_id`` is matched by instruction + image URLs. Identity of a response: (item,
-model, turn); a second, different text for it is refused. Identity of a vote: its
+model, turn); a second, different text for it is refused. An empty response cell stands for
+the stored response; when none is stored, ``create_missing`` stores it empty (the model said
+nothing: public pairwise sets hold such rows, judged like any other). Identity of a vote: its
 ``import_key`` (below). VisIT-Bench's reference, named ``human_verified_reference`` in its
 files, is the reference model.
 
-Import checks every row first and writes all or nothing; rows naming an unknown instance or
+Import checks every row first (the importers' one set of field checks,
+``annotation.core.row_checks``) and writes all or nothing; a row the database still refuses is
+refused by its number; rows naming an unknown instance or
 model are reported (and skipped only with ``skip_unmatched``; ``create_missing`` creates them).
 
 Import is idempotent. Each imported judgment carries ``meta["import_key"]``: the SHA-256 of the
