@@ -5,11 +5,11 @@ The checks are those of the forms and the API, stated once:
 
 - **storable** (``db_text.storage_problem``): no NUL, no lone surrogate, no NaN/Infinity,
   keys of JSON values included — what PostgreSQL (or any UTF-8 database) cannot hold;
-- **no control characters in a name**: a ``CharField`` value (model, annotator, source,
-  family, external id, …: what pages list, CSVs hold and file names use) holds no ASCII
-  control character at all, as a submission's model name and a review reason must not
-  (``TextField`` free text — responses, instructions, feedback — may hold tabs, newlines and
-  the odd control byte a model printed: the forms accept them and every page escapes them);
+- **no control characters in a name or label** (a ``CharField``: model, annotator, source,
+  family, external id, …) but tab, line feed and carriage return — MTurk's rule for text a
+  worker reads, which a review reason and a submission's model name follow; free text (a
+  ``TextField``: responses, instructions, feedback) may hold what a model printed or a
+  worker pasted, as the forms accept it and every page escapes it;
 - **fits the column**: no longer than the field's ``max_length`` (SQLite would store a longer
   value silently, PostgreSQL refuses it with a traceback);
 - **a URL is an http(s) URL with a host** (``url_problem``): never ``javascript:``,
@@ -23,7 +23,10 @@ all or nothing, never a traceback.
 from __future__ import annotations
 
 import contextlib
+import datetime
+import functools
 import re
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -32,10 +35,7 @@ from django.db import DataError, IntegrityError, models
 
 from annotation.core.db_text import storage_problem
 
-# ASCII controls; free text may hold tab, line feed and carriage return (MTurk's rule for
-# text a worker reads, annotation.providers.services.local_review).
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_TEXT_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")  # ASCII controls but \t \n \r
 
 
 def url_problem(url: Any) -> str | None:
@@ -51,36 +51,52 @@ def url_problem(url: Any) -> str | None:
     return storage_problem(url)
 
 
-def control_problem(text: str, *, name: bool) -> str | None:
-    """Control characters: none at all in a name, none but tab/newlines in free text."""
-    if (_CONTROL if name else _TEXT_CONTROL).search(text):
-        return "contains a control character"
-    return None
+def control_problem(text: str) -> str | None:
+    """A control character other than tab, line feed and carriage return."""
+    return "contains a control character" if _CONTROL.search(text) else None
 
 
-def text_problem(text: Any, *, max_length: int | None = None, name: bool = False) -> str | None:
-    """Why ``text`` cannot be stored as one text value (see the module docstring), or None.
-    Only names are refused for control characters (``name=True``)."""
+def text_problem(text: Any, *, max_length: int | None = None, label: bool = False) -> str | None:
+    """Why ``text`` cannot be stored as one text value (see the module docstring), or None;
+    a ``label`` (a name, an id) may not hold control characters."""
     if (problem := storage_problem(text)) is not None:
         return problem
     if not isinstance(text, str):
         return None
-    if name and (problem := control_problem(text, name=True)) is not None:
+    if label and (problem := control_problem(text)) is not None:
         return problem
     if max_length is not None and len(text) > max_length:
         return f"is {len(text):,} characters long, at most {max_length:,}"
     return None
 
 
+# Values no column refuses (a float may be NaN, a dict may hide a NUL: those are checked).
+_PLAIN = (int, datetime.date, datetime.time, uuid.UUID)
+
+
+def _kind(field: models.Field) -> str:
+    if isinstance(field, models.URLField):
+        return "url"
+    if isinstance(field, models.CharField):
+        return "label"
+    return "text" if isinstance(field, models.TextField) else "value"
+
+
+def _problem(kind: str, max_length: int | None, value: Any) -> str | None:
+    if isinstance(value, str):
+        if kind == "url" and value and (problem := url_problem(value)) is not None:
+            return problem
+        if kind == "value":
+            return storage_problem(value)
+        return text_problem(value, max_length=max_length, label=kind != "text")
+    if value is None or isinstance(value, _PLAIN):
+        return None
+    return storage_problem(value)
+
+
 def value_problem(field: models.Field, value: Any) -> str | None:
     """Why ``value`` cannot be stored in ``field``, or None."""
-    if isinstance(field, models.URLField) and isinstance(value, str) and value:
-        if (problem := url_problem(value)) is not None:
-            return problem
-    if isinstance(field, models.CharField | models.TextField) and isinstance(value, str):
-        return text_problem(value, max_length=field.max_length,
-                            name=isinstance(field, models.CharField))
-    return storage_problem(value)
+    return _problem(_kind(field), field.max_length, value)
 
 
 def field_problem(model: type[models.Model], name: str, value: Any) -> str | None:
@@ -98,10 +114,19 @@ def row_problem(model: type[models.Model], values: Mapping[str, Any]) -> str | N
     return None
 
 
+@functools.cache
+def _columns(model: type[models.Model]) -> tuple[tuple[str, str, int | None, str], ...]:
+    """(name, attname, max_length, kind) of the model's own columns, worked out once."""
+    return tuple((f.name, f.attname, f.max_length, _kind(f))
+                 for f in model._meta.concrete_fields if not f.is_relation)
+
+
 def object_problem(obj: models.Model) -> str | None:
-    """``row_problem`` over every concrete column of an unsaved ``obj``."""
-    return row_problem(type(obj), {f.name: f.value_from_object(obj)
-                                   for f in obj._meta.concrete_fields if not f.is_relation})
+    """``row_problem`` over every column of an unsaved ``obj`` (its own, not its keys)."""
+    for name, attname, max_length, kind in _columns(type(obj)):
+        if (problem := _problem(kind, max_length, getattr(obj, attname))) is not None:
+            return f"{name}: {problem}"
+    return None
 
 
 def database_message(exc: Exception) -> str:

@@ -39,7 +39,7 @@ def _clean_note(text: str, *, what: str, required: bool) -> str:
     if len(text) > REASON_MAX:
         raise ValidationError(f"The {what} reason is {len(text)} characters; at most "
                               f"{REASON_MAX}.")
-    if control_problem(text, name=False):
+    if control_problem(text):
         raise ValidationError(f"The {what} reason contains control characters.")
     return text
 
