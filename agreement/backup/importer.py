@@ -23,7 +23,16 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.core.management.color import no_style
 from django.core.serializers.base import DeserializationError
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
+from django.db import (
+    DEFAULT_DB_ALIAS,
+    DatabaseError,
+    DataError,
+    IntegrityError,
+    connections,
+    transaction,
+)
+
+from annotation.core.row_checks import database_refusal, object_problem
 
 from . import manifest as manifest_lib
 from .contents import (
@@ -166,30 +175,51 @@ def _bulk_insertable(model) -> bool:
         for f in model._meta.concrete_fields)
 
 
-def _bulk(model, batch: list, using: str) -> None:
-    model._base_manager.using(using).bulk_create([d.object for d in batch])
-    for d in batch:
+def _insert(model, batch: list, using: str) -> None:
+    model._base_manager.using(using).bulk_create([d.object for _, d in batch])
+    for _, d in batch:
         for accessor, ids in (d.m2m_data or {}).items():
             getattr(d.object, accessor).set(ids)
 
 
+def _bulk(model, batch: list, using: str, member: str) -> None:
+    """Insert ``(line, object)`` pairs at once; when the database refuses the batch, again
+    one row at a time, so the refusal names the row."""
+    try:
+        with transaction.atomic(using=using):  # a savepoint: the retry below starts clean
+            _insert(model, batch, using)
+    except (IntegrityError, DataError):
+        for line, d in batch:
+            with database_refusal(f"{member} line {line}", BackupError), \
+                    transaction.atomic(using=using):
+                _insert(model, [(line, d)], using)
+        raise
+
+
 def _load_rows(zf: zipfile.ZipFile, models: list, using: str) -> None:
+    """Every row passes the importers' one set of field checks (``annotation.core.row_checks``)
+    before it is written; a refusal names the member and line."""
     for label, model in models:
         member, bulk, batch = data_member(label), _bulk_insertable(model), []
         try:
             with zf.open(member) as raw:
-                for obj in load_stream(io.TextIOWrapper(raw, encoding="utf-8"), using):
+                stream = load_stream(io.TextIOWrapper(raw, encoding="utf-8"), using)
+                for line, obj in enumerate(stream, start=1):
+                    where = f"{member} line {line}"
                     if obj.object._meta.label_lower != label:
-                        raise BackupError(f"{member} holds a row of "
+                        raise BackupError(f"{where} holds a row of "
                                           f"{obj.object._meta.label_lower}.")
+                    if (problem := object_problem(obj.object)) is not None:
+                        raise BackupError(f"{where}: {problem}")
                     if not bulk:  # merged rows may update a same-named existing row
-                        obj.save(using=using, force_insert=label not in MERGED_BY_NAME)
+                        with database_refusal(where, BackupError):
+                            obj.save(using=using, force_insert=label not in MERGED_BY_NAME)
                         continue
-                    batch.append(obj)
+                    batch.append((line, obj))
                     if len(batch) >= BULK_SIZE:
-                        _bulk(model, batch, using)
+                        _bulk(model, batch, using, member)
                         batch = []
-                _bulk(model, batch, using)
+                _bulk(model, batch, using, member)
         except (DeserializationError, DatabaseError, ValueError, *ZIP_ERRORS) as exc:
             raise BackupError(f"Could not load {member}: {exc}") from exc
 

@@ -30,7 +30,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.core.db_text import storage_problem
+from annotation.core.row_checks import database_refusal, row_problem
 from annotation.models import Instance
 
 from ..models import Comparison, EvalModel, Judgment, Response
@@ -118,6 +118,8 @@ def import_responses(*, model_name: str, lines: Iterable[str]) -> int:
     Raises ``ValidationError`` naming the line for a bad record; nothing is written then.
     Returns the number of conversations stored (re-importing replaces earlier texts).
     """
+    if (problem := row_problem(EvalModel, {"name": model_name})) is not None:
+        raise ValidationError(f"model {problem}")
     model, _ = EvalModel.objects.get_or_create(name=model_name)
     if model.is_reference:
         raise ValidationError("responses cannot be imported for the reference model")
@@ -145,19 +147,20 @@ def import_responses(*, model_name: str, lines: Iterable[str]) -> int:
                     texts[turn] = refs[turn]
                     continue
                 text = given.get(turn)
-                if not isinstance(text, str) or not text.strip():
+                if not isinstance(text, str):  # "" is an answer: the model said nothing
                     raise ValueError(f"turn {turn} response is missing")
-                if (problem := storage_problem(text)) is not None:
-                    raise ValueError(f"turn {turn} response: {problem}")
+                if (problem := row_problem(Response, {"text": text})) is not None:
+                    raise ValueError(f"turn {turn} response {problem}")
                 texts[turn] = text
         except RecursionError:
             raise ValidationError(f"line {number}: JSON nested too deeply") from None
         except (ValueError, KeyError, TypeError, OverflowError, ValidationError,
                 Instance.DoesNotExist) as exc:
             raise ValidationError(f"line {number}: {exc}") from exc
-        for turn, text in texts.items():
-            Response.objects.update_or_create(instance=instance, model=model, turn=turn,
-                                              condition=condition, defaults={"text": text})
+        with database_refusal(f"line {number}", ValidationError):
+            for turn, text in texts.items():
+                Response.objects.update_or_create(instance=instance, model=model, turn=turn,
+                                                  condition=condition, defaults={"text": text})
         stored += 1
     return stored
 

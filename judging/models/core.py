@@ -46,7 +46,9 @@ class Response(models.Model):
     condition = models.CharField(
         max_length=32, choices=Condition.choices, default=Condition.GENERATED
     )
-    text = models.TextField()
+    # Empty is an answer: the model said nothing (public pairwise sets hold such outputs,
+    # judged and lost); pages show it as "(empty response)".
+    text = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

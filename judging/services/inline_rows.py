@@ -35,6 +35,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 
 from annotation.content.formats.common import image_url_problem
+from annotation.core.row_checks import database_refusal, row_problem
 from annotation.models import ConversationTurn, Image, Instance, InstanceImage, ScoreRubric
 
 from ..models import Comparison, EvalModel, Judgment, Response
@@ -136,6 +137,10 @@ class _Store:
                  turn: int = 0) -> Response:
         """The model's response to the item (one per item and turn; a second, different text
         is refused)."""
+        problem = (row_problem(EvalModel, {"name": model_name})
+                   or row_problem(Response, {"text": text}))
+        if problem is not None:  # the importers' one set of field checks
+            raise ValidationError(f"Row {number}: {problem}")
         model = self.model(model_name)
         key = (id(instance), model.pk, turn)
         existing = self.planned.get(key)
@@ -299,7 +304,8 @@ def inline_rows_store(hit_type: str, rows: list[Row], *, seed: int | str) -> lis
     prepared = [(payload, gold) if _STORED_KEYS & payload.keys()
                 else store_row(store, number, payload, gold)
                 for number, (payload, gold) in enumerate(rows, start=1)]
-    scores = store.flush()
+    with database_refusal(f"Rows 1–{len(rows)}", ValidationError):
+        scores = store.flush()
 
     def written(value):
         return str(scores[value.index].uuid) if isinstance(value, _Later) else value

@@ -10,7 +10,8 @@ multi-image instances) and one column ``<model name> prediction`` per model; an 
 ``item_id`` (our uuid or the source's id) wins over text matching.
 JSONL: one object per line with ``model`` and ``prediction`` (or ``<model> prediction`` keys),
 the same locating keys, and an optional ``turn`` (1–3) for conversations.
-All rows are checked before anything is written; unmatched rows are reported and, unless
+An empty prediction is an answer (the model said nothing). All rows are checked before anything
+is written (``annotation.core.row_checks``); unmatched rows are reported and, unless
 ``skip_unmatched``, reject the whole file.
 """
 import json
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from annotation.core.db_text import storage_problem
+from annotation.core.row_checks import database_refusal, row_problem
 from annotation.engine.services.batches import RowError, rows_from_upload
 from annotation.models import ConversationTurn, Instance
 
@@ -105,35 +106,46 @@ def predictions_import_rows(rows: list[dict], *, model: str | None = None,
             continue
         turn = _turn(row, number)
         for model_name, text in _predictions(row, number, model):
-            if not isinstance(text, str) or not text.strip():
-                raise ImportRejected(f"Row {number}: empty prediction for {model_name!r}")
-            if (problem := storage_problem([model_name, text])) is not None:
+            if not isinstance(text, str):
+                raise ImportRejected(f"Row {number}: the prediction of {model_name!r} is not text")
+            # an empty text is an answer: the model said nothing (and loses)
+            problem = (row_problem(EvalModel, {"name": model_name})
+                       or row_problem(Response, {"text": text}))
+            if problem is not None:
                 raise ImportRejected(f"Row {number}: {problem}")
             planned.append((number, instance, turn, model_name, text))
     if report.unmatched and not skip_unmatched:
         raise ImportRejected(f"{len(report.unmatched)} of {len(rows)} rows match no instance; "
                              "nothing imported:\n  " + "\n  ".join(report.unmatched[:50]), report)
-    models = {}
+    models: dict[str, EvalModel] = {}
     for number, instance, turn, model_name, text in planned:
-        if model_name in REFERENCE_ALIASES and model_name not in models:
-            models[model_name] = reference_model_for_import(model_name, create=True)
-        if model_name not in models:
-            models[model_name], _ = EvalModel.objects.get_or_create(name=model_name[:100])
-        existing = Response.objects.filter(instance=instance, model=models[model_name],
-                                           turn=turn, condition=Response.Condition.GENERATED).first()
-        if existing is None:
-            report.responses.append(Response.objects.create(
-                instance=instance, model=models[model_name], turn=turn, text=text))
-            report.created += 1
-        elif existing.text == text:
-            report.unchanged += 1
-        elif overwrite:
-            Response.objects.filter(pk=existing.pk).update(text=text)
-            report.created += 1
-        else:
-            raise ImportRejected(f"Row {number}: {model_name!r} already has a different response "
-                                 "for this instance (use overwrite)", report)
+        with database_refusal(f"Row {number}", ImportRejected):
+            _store_prediction(report, models, number, instance, turn, model_name, text,
+                              overwrite=overwrite)
     return report
+
+
+def _store_prediction(report: ImportReport, models: dict, number: int, instance, turn: int,
+                      model_name: str, text: str, *, overwrite: bool) -> None:
+    """One planned prediction: created, unchanged, overwritten, or refused as different."""
+    if model_name in REFERENCE_ALIASES and model_name not in models:
+        models[model_name] = reference_model_for_import(model_name, create=True)
+    if model_name not in models:
+        models[model_name], _ = EvalModel.objects.get_or_create(name=model_name)
+    existing = Response.objects.filter(instance=instance, model=models[model_name],
+                                       turn=turn, condition=Response.Condition.GENERATED).first()
+    if existing is None:
+        report.responses.append(Response.objects.create(
+            instance=instance, model=models[model_name], turn=turn, text=text))
+        report.created += 1
+    elif existing.text == text:
+        report.unchanged += 1
+    elif overwrite:
+        Response.objects.filter(pk=existing.pk).update(text=text)
+        report.created += 1
+    else:
+        raise ImportRejected(f"Row {number}: {model_name!r} already has a different response "
+                             "for this instance (use overwrite)", report)
 
 
 class ReferenceUnknown(ValueError):

@@ -264,7 +264,7 @@ def test_prediction_rows_of_any_type_import_or_refuse(items, data):
 
 PRED_CORRUPTIONS = {
     "no prediction column": lambda r: {k: v for k, v in r.items() if k != "LLaVA prediction"},
-    "empty prediction": lambda r: {**r, "LLaVA prediction": "  "},
+    "prediction not text": lambda r: {**r, "LLaVA prediction": None},  # "" is an answer
     "bad turn": lambda r: {**r, "turn": "9"},
     "NUL in prediction": lambda r: {**r, "LLaVA prediction": "x\x00"},
     "surrogate in prediction": lambda r: {**r, "LLaVA prediction": "x\ud800"},

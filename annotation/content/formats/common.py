@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import urlsplit
+
+from annotation.core.row_checks import url_problem as image_url_problem  # the one URL rule
 
 
 class FormatError(ValueError):
@@ -45,20 +46,6 @@ def _read_text(source: Source) -> str:
 
 def _is_blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip())
-
-
-def image_url_problem(url: Any) -> str | None:
-    """Why ``url`` cannot be stored as an image URL, or None. The one rule every entry point
-    applies: an http(s) URL with a host — never ``javascript:``, ``data:`` or a bare path."""
-    if not isinstance(url, str) or not url.strip():
-        return f"image URL must be a non-empty string, got {url!r}"
-    try:
-        parts = urlsplit(url.strip())
-    except ValueError as exc:  # e.g. an unbalanced "[" in the host
-        return f"malformed URL: {exc}"
-    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-        return f"not an http(s) URL: {url[:200]!r}"
-    return None
 
 
 def _check_url(url: Any, row: int, column: str) -> str:

@@ -17,6 +17,7 @@ from annotation.content.imports.common import ImportFailed, ImportSummary
 from annotation.content.imports.images import image_for_external_id, image_store_bytes
 from annotation.core.db_text import storage_problem
 from annotation.core.image_fetch import ImageFetchError
+from annotation.core.row_checks import database_refusal, field_problem
 from annotation.models import ConversationTurn, Image, Instance, InstanceImage
 
 SOURCE = "convbench"
@@ -31,42 +32,52 @@ def import_convbench(source, images_dir=None) -> ImportSummary:
     with transaction.atomic():
         for record in dataset.records:
             _check(record)
-            external_id = f"{SOURCE}:{record.id}"
-            if Instance.objects.filter(source=SOURCE, external_id=external_id).exists():
-                summary.skipped += 1
-                continue
-            if record.image_path is not None:
-                try:
-                    image = image_store_bytes(record.image_path.read_bytes(),
-                                              external_id=record.image_id)
-                except ImageFetchError as exc:
-                    raise ImportFailed(
-                        f"ConvBench workbook: conversation ID {record.id}: image "
-                        f"{record.image_id!r} is not usable ({exc})"
-                    ) from exc
-            else:
-                image = image_for_external_id(record.image_id)
-            instance = Instance.objects.create(
-                kind=Instance.Kind.CONVERSATION, instruction=record.turns[0], source=SOURCE,
-                external_id=external_id, stage=Instance.Stage.DONE,
-                extra={"convbench_id": record.id, "image_id": record.image_id},
-            )
-            InstanceImage.objects.create(instance=instance, image=image, position=0)
-            ConversationTurn.objects.bulk_create(
-                ConversationTurn(instance=instance, turn=n, capability=capability,
-                                 instruction=text)
-                for n, (capability, text) in enumerate(
-                    zip(CONVBENCH_TURN_SKILLS, record.turns, strict=True), start=1)
-            )
-            summary.created += 1
+            with database_refusal(_where(record), ImportFailed):
+                created = _write(record)
+            summary.created += created
+            summary.skipped += not created
     return summary
 
 
+def _where(record) -> str:
+    return f"ConvBench workbook: conversation ID {record.id}"
+
+
+def _write(record) -> bool:
+    external_id = f"{SOURCE}:{record.id}"
+    if Instance.objects.filter(source=SOURCE, external_id=external_id).exists():
+        return False
+    if record.image_path is not None:
+        try:
+            image = image_store_bytes(record.image_path.read_bytes(),
+                                      external_id=record.image_id)
+        except ImageFetchError as exc:
+            raise ImportFailed(f"{_where(record)}: image {record.image_id!r} is not "
+                               f"usable ({exc})") from exc
+    else:
+        image = image_for_external_id(record.image_id)
+    instance = Instance.objects.create(
+        kind=Instance.Kind.CONVERSATION, instruction=record.turns[0], source=SOURCE,
+        external_id=external_id, stage=Instance.Stage.DONE,
+        extra={"convbench_id": record.id, "image_id": record.image_id},
+    )
+    InstanceImage.objects.create(instance=instance, image=image, position=0)
+    ConversationTurn.objects.bulk_create(
+        ConversationTurn(instance=instance, turn=n, capability=capability,
+                         instruction=text)
+        for n, (capability, text) in enumerate(
+            zip(CONVBENCH_TURN_SKILLS, record.turns, strict=True), start=1)
+    )
+    return True
+
+
 def _check(record) -> None:
-    """Values the parser accepts but the database cannot hold."""
+    """The importers' one set of field checks (``annotation.core.row_checks``)."""
     problem = storage_problem(record)
-    limit = Image._meta.get_field("external_id").max_length
-    if problem is None and len(record.image_id) > limit:
-        problem = f"image_id is longer than {limit} characters"
+    if problem is None and (bad := field_problem(Image, "external_id", record.image_id)):
+        problem = f"image_id: {bad}"
+    for n, text in enumerate(record.turns, start=1):
+        if problem is None and (bad := field_problem(ConversationTurn, "instruction", text)):
+            problem = f"turn {n} instruction: {bad}"
     if problem is not None:
-        raise ImportFailed(f"ConvBench workbook: conversation ID {record.id}: {problem}")
+        raise ImportFailed(f"{_where(record)}: {problem}")

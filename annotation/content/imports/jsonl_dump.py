@@ -23,10 +23,11 @@ from pathlib import Path
 
 from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
-from django.db import DatabaseError, transaction
+from django.db import transaction
 
 from annotation.content.imports.common import ImportFailed, ImportSummary
 from annotation.core.db_text import storage_problem
+from annotation.core.row_checks import database_refusal, object_problem
 from annotation.models import (
     ConversationTurn,
     Image,
@@ -60,18 +61,17 @@ class _Line:
     rubrics: list[ScoreRubric] = field(default_factory=list)
 
 
-def import_jsonl_dump(source) -> ImportSummary:
-    """Validate the whole dump, then write it in one transaction (all or nothing)."""
-    lines = _parse(_read(source))
+def import_jsonl_dump(source, *, line_name: str = "JSONL dump: line") -> ImportSummary:
+    """Validate the whole dump, then write it in one transaction (all or nothing). Refusals
+    name a line as ``f"{line_name} {number}"`` (a caller reading another file names its row)."""
+    lines = _parse(_read(source), line_name)
     summary = ImportSummary(details={"images reused": 0})
     with transaction.atomic():
         images: dict[str, Image] = {}
         families: dict[str, InstructionFamily] = {}
         for line in lines:
-            try:
-                created = _write(line, images, families, summary)
-            except DatabaseError as exc:
-                raise ImportFailed(f"JSONL dump: line {line.number}: {exc}") from exc
+            with database_refusal(f"{line_name} {line.number}", ImportFailed):
+                created = _write(line, images, families, summary, line_name)
             summary.created += created
             summary.skipped += not created
     return summary
@@ -89,7 +89,7 @@ def _read(source) -> str:
 
 # -- validation (no writes) ----------------------------------------------------------------------
 
-def _parse(text: str) -> list[_Line]:
+def _parse(text: str, line_name: str) -> list[_Line]:
     lines, seen = [], set()
     # split on "\n" only: the dump writes U+2028, U+0085 … raw inside JSON strings
     for number, raw in enumerate(text.split("\n"), start=1):
@@ -99,11 +99,11 @@ def _parse(text: str) -> list[_Line]:
             record = json.loads(raw)
             line = _validate(number, record)
         except json.JSONDecodeError as exc:
-            raise ImportFailed(f"JSONL dump: line {number}: not JSON ({exc.msg})") from exc
+            raise ImportFailed(f"{line_name} {number}: not JSON ({exc.msg})") from exc
         except ValidationError as exc:
-            raise ImportFailed(f"JSONL dump: line {number}: {'; '.join(_messages(exc))}") from exc
+            raise ImportFailed(f"{line_name} {number}: {'; '.join(_messages(exc))}") from exc
         if line.uuid in seen:
-            raise ImportFailed(f"JSONL dump: line {number}: instance {line.uuid} appears twice")
+            raise ImportFailed(f"{line_name} {number}: instance {line.uuid} appears twice")
         seen.add(line.uuid)
         lines.append(line)
     return lines
@@ -138,10 +138,14 @@ def _uuid(value, what: str) -> str:
 
 
 def _clean(obj, what: str, exclude: list[str]) -> None:
+    """Django's field validation, then the importers' one set of field checks
+    (``annotation.core.row_checks``: control characters in names, URLs, lengths)."""
     try:
         obj.full_clean(exclude=exclude, validate_unique=False, validate_constraints=False)
     except ValidationError as exc:
         raise ValidationError(f"{what}: {'; '.join(_messages(exc))}") from exc
+    if (problem := object_problem(obj)) is not None:
+        raise ValidationError(f"{what}: {problem}")
 
 
 def _validate(number: int, record) -> _Line:
@@ -230,7 +234,8 @@ def _image(data: dict) -> Image:
 
 # -- writing (inside the transaction) -----------------------------------------------------------
 
-def _write(line: _Line, images: dict, families: dict, summary: ImportSummary) -> bool:
+def _write(line: _Line, images: dict, families: dict, summary: ImportSummary,
+           line_name: str) -> bool:
     instance = line.instance
     present = Instance.objects.filter(uuid=instance.uuid)
     if instance.external_id:
@@ -240,7 +245,7 @@ def _write(line: _Line, images: dict, families: dict, summary: ImportSummary) ->
         return False
     for rubric in line.rubrics:
         if ScoreRubric.objects.filter(uuid=rubric.uuid).exists():
-            raise ImportFailed(f"JSONL dump: line {line.number}: rubric {rubric.uuid} already "
+            raise ImportFailed(f"{line_name} {line.number}: rubric {rubric.uuid} already "
                                "belongs to another instance")
     if line.family is not None:
         instance.family = _family(line.family, images, families, summary)

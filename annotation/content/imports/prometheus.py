@@ -18,6 +18,7 @@ from annotation.content.formats import FormatError, parse_prometheus_jsonl
 from annotation.content.imports.common import ImportFailed, ImportSummary, content_id
 from annotation.content.imports.images import image_for_external_id
 from annotation.core.db_text import storage_problem
+from annotation.core.row_checks import database_refusal, field_problem, row_problem
 from annotation.models import Image, Instance, InstanceImage, ScoreRubric
 
 SOURCE = "prometheus"
@@ -32,37 +33,50 @@ def import_prometheus(source) -> ImportSummary:
     with transaction.atomic():
         for number, record in enumerate(records, start=1):
             _check(record, number)
-            external_id = content_id(SOURCE, record.image, record.instruction, record.response,
-                                     record.reference_answer, record.rubric.criteria)
-            if Instance.objects.filter(source=SOURCE, external_id=external_id).exists():
-                summary.skipped += 1
-                continue
-            instance = Instance.objects.create(
-                kind=Instance.Kind.SINGLE, instruction=record.instruction,
-                reference_output=record.reference_answer,
-                reference_status=Instance.ReferenceStatus.VERIFIED, stage=Instance.Stage.DONE,
-                source=SOURCE, external_id=external_id,
-                extra={"image": record.image, "response": record.response,
-                       "task_description": record.task_description, "extra": record.extra},
-            )
-            InstanceImage.objects.create(
-                instance=instance, image=image_for_external_id(record.image), position=0
-            )
-            d = record.rubric.score_descriptions
-            ScoreRubric.objects.create(
-                instance=instance, criteria=record.rubric.criteria, score1=d[0], score2=d[1],
-                score3=d[2], score4=d[3], score5=d[4], reference_answer=record.reference_answer,
-            )
-            summary.created += 1
+            with database_refusal(_where(record, number), ImportFailed):
+                created = _write(record)
+            summary.created += created
+            summary.skipped += not created
     return summary
 
 
+def _where(record, number: int) -> str:
+    return f"Prometheus-Vision jsonl: record {number} (image {record.image[:60]!r})"
+
+
+def _write(record) -> bool:
+    external_id = content_id(SOURCE, record.image, record.instruction, record.response,
+                             record.reference_answer, record.rubric.criteria)
+    if Instance.objects.filter(source=SOURCE, external_id=external_id).exists():
+        return False
+    instance = Instance.objects.create(
+        kind=Instance.Kind.SINGLE, instruction=record.instruction,
+        reference_output=record.reference_answer,
+        reference_status=Instance.ReferenceStatus.VERIFIED, stage=Instance.Stage.DONE,
+        source=SOURCE, external_id=external_id,
+        extra={"image": record.image, "response": record.response,
+               "task_description": record.task_description, "extra": record.extra},
+    )
+    InstanceImage.objects.create(
+        instance=instance, image=image_for_external_id(record.image), position=0
+    )
+    d = record.rubric.score_descriptions
+    ScoreRubric.objects.create(
+        instance=instance, criteria=record.rubric.criteria, score1=d[0], score2=d[1],
+        score3=d[2], score4=d[3], score5=d[4], reference_answer=record.reference_answer,
+    )
+    return True
+
+
 def _check(record, number: int) -> None:
-    """Values the parser accepts but the database cannot hold."""
+    """The importers' one set of field checks (``annotation.core.row_checks``)."""
+    d = record.rubric.score_descriptions
     problem = storage_problem(record)
-    limit = Image._meta.get_field("external_id").max_length
-    if problem is None and len(record.image) > limit:
-        problem = f"image is longer than {limit} characters"
+    if problem is None and (bad := field_problem(Image, "external_id", record.image)):
+        problem = f"image: {bad}"
+    problem = (problem or row_problem(Instance, {"instruction": record.instruction,
+                                         "reference_output": record.reference_answer})
+               or row_problem(ScoreRubric, {"criteria": record.rubric.criteria,
+                                            **{f"score{i}": d[i - 1] for i in range(1, 6)}}))
     if problem is not None:
-        raise ImportFailed(f"Prometheus-Vision jsonl: record {number} (image "
-                           f"{record.image[:60]!r}): {problem}")
+        raise ImportFailed(f"{_where(record, number)}: {problem}")

@@ -20,12 +20,13 @@ instruction and image URLs are the same (a content hash in ``external_id``, sour
 """
 from __future__ import annotations
 
-from django.db import DatabaseError, transaction
+from django.db import transaction
 
 from annotation.content.formats import FormatError, VisitRecord, parse_visit_csv
 from annotation.content.imports.common import ImportFailed, ImportSummary, content_id
 from annotation.content.imports.images import image_for_url
 from annotation.core.db_text import storage_problem
+from annotation.core.row_checks import database_refusal, row_problem
 from annotation.models import Image, Instance, InstanceImage, InstructionFamily
 
 SOURCE = "visitbench"
@@ -41,11 +42,8 @@ def import_visitbench(source) -> ImportSummary:
     with transaction.atomic():
         for number, record in enumerate(dataset.records, start=1):
             _check(record, number)
-            try:
+            with database_refusal(_where(record, number), ImportFailed):
                 created = _write(record, dataset.format, number)
-            except DatabaseError as exc:  # a value the checks above did not foresee
-                raise ImportFailed(f"{_where(record, number)}: the database refused it "
-                                   f"({exc})") from exc
             summary.created += created
             summary.skipped += not created
     return summary
@@ -56,14 +54,18 @@ def _where(record: VisitRecord, number: int) -> str:
 
 
 def _check(record: VisitRecord, number: int) -> None:
-    """Values the parser accepts but the database cannot hold (NUL, lone surrogates,
-    URLs longer than the image column)."""
-    if (problem := storage_problem(record)) is not None:
+    """The importers' one set of field checks (``annotation.core.row_checks``) on what the
+    record will be stored as."""
+    problem = (storage_problem(record)
+               or row_problem(InstructionFamily, {"name": record.category})
+               or row_problem(Instance, {"instruction": record.instruction,
+                                         "reference_output": record.reference_output or "",
+                                         "candidate_reference": record.candidate_reference or ""}))
+    for ref in record.images:
+        problem = problem or row_problem(Image, {"source_url": ref.url}) or row_problem(
+            InstanceImage, {"caption": ref.caption or "", "blip2_caption": ref.blip2_caption or ""})
+    if problem is not None:
         raise ImportFailed(f"{_where(record, number)}: {problem}")
-    limit = Image._meta.get_field("source_url").max_length
-    if any(len(ref.url) > limit for ref in record.images):
-        raise ImportFailed(f"{_where(record, number)}: an image URL is longer than {limit} "
-                           "characters")
 
 
 def visit_external_id(record: VisitRecord, layout: str) -> str:
@@ -78,7 +80,7 @@ def _write(record: VisitRecord, layout: str, number: int) -> bool:
     status, reason, stage = _outcome(record, layout, number)
     multi = len(record.images) > 1
     family, _ = InstructionFamily.objects.get_or_create(
-        name=record.category[:100], defaults={"skill": record.category[:200], "multi_image": multi}
+        name=record.category, defaults={"skill": record.category, "multi_image": multi}
     )
     extra = {"layout": layout}
     if layout == "multi":

@@ -16,19 +16,18 @@ admin and the auto-approval) racing on one assignment flip it once; the loser ge
 (same decision already made) or a refusal naming the state it found. Decisions are logged in
 the same action log as the marketplaces' (provider ``local``).
 """
-import re
 from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from annotation.core.row_checks import control_problem
 from annotation.models import Assignment, Batch, Worker
 from annotation.providers.models import ProviderConfig
 from annotation.providers.services.common import action_log
 
 OVERRIDE_WINDOW = timedelta(days=30)
 REASON_MAX = 500  # our review_note column (MTurk allows 1,024)
-_FORBIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 _DEFAULT_AUTO_APPROVAL = ProviderConfig._meta.get_field("auto_approval_seconds").default
 S = Assignment.Status
 
@@ -40,7 +39,7 @@ def _clean_note(text: str, *, what: str, required: bool) -> str:
     if len(text) > REASON_MAX:
         raise ValidationError(f"The {what} reason is {len(text)} characters; at most "
                               f"{REASON_MAX}.")
-    if _FORBIDDEN.search(text):
+    if control_problem(text):
         raise ValidationError(f"The {what} reason contains control characters.")
     return text
 

@@ -29,12 +29,12 @@ import math
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from annotation.content.formats.common import image_url_problem
 from annotation.core.db_text import storage_problem
+from annotation.core.row_checks import field_problem, url_problem
 from annotation.engine.services.batches import RowError, rows_from_upload
 from annotation.models import Image, Instance
 
-from ...models import EvalModel, Judgment
+from ...models import EvalModel, Judgment, Response
 from ..errors import ImportRejected
 
 COLUMNS = ["item_id", "dataset", "instruction", "image_urls", "model_a", "response_a", "model_b",
@@ -172,24 +172,23 @@ def _finite(number) -> bool:
         return False
 
 
-_LIMITS = (("item_id", Instance, "external_id"), ("dataset", Instance, "source"),
-           ("model_a", EvalModel, "name"), ("model_b", EvalModel, "name"))
+_COLUMNS = {"item_id": (Instance, "external_id"), "dataset": (Instance, "source"),
+            "instruction": (Instance, "instruction"), "model_a": (EvalModel, "name"),
+            "model_b": (EvalModel, "name"), "response_a": (Response, "text"),
+            "response_b": (Response, "text"), "annotator": (Judgment, "annotator"),
+            "source": (Judgment, "source")}
 
 
 def _check_storable(row: dict, number: int) -> None:
-    """Values the database cannot hold (NUL, lone surrogates, longer than the column)."""
-    if (problem := storage_problem(row)) is not None:
+    """The importers' one set of field checks (``annotation.core.row_checks``), per column."""
+    for column, (model, name) in _COLUMNS.items():
+        if (problem := field_problem(model, name, row[column])) is not None:
+            raise ImportRejected(f"Row {number}: {column}: {problem}")
+    if (problem := storage_problem(row)) is not None:  # the feedbacks of a feedback row
         raise ImportRejected(f"Row {number}: {problem}")
-    for column, model, field in _LIMITS:
-        limit = model._meta.get_field(field).max_length
-        if len(row[column]) > limit:
-            raise ImportRejected(f"Row {number}: {column} is longer than {limit} characters")
-    limit = Image._meta.get_field("source_url").max_length
-    if any(len(url) > limit for url in row["image_urls"]):
-        raise ImportRejected(f"Row {number}: an image URL is longer than {limit} characters")
     for url in row["image_urls"]:
-        if (problem := image_url_problem(url)) is not None:
-            raise ImportRejected(f"Row {number}: {problem}")
+        if (problem := url_problem(url) or field_problem(Image, "source_url", url)) is not None:
+            raise ImportRejected(f"Row {number}: image_urls: {problem}")
 
 
 def _selection(value, number, column) -> float:

@@ -5,11 +5,15 @@ by id within its dataset — every id its own instance, even when instruction te
 ids, so one model may have different responses in different items; created instances keep the
 id as ``external_id`` with the dataset as ``source`` (``import`` when none is named). A row
 without ``item_id`` is matched by instruction + image URLs. Identity of a response: (item,
-model, turn); a second, different text for it is refused. Identity of a vote: its
+model, turn); a second, different text for it is refused. An empty response cell stands for
+the stored response; when none is stored, ``create_missing`` stores it empty (the model said
+nothing: public pairwise sets hold such rows, judged like any other). Identity of a vote: its
 ``import_key`` (below). VisIT-Bench's reference, named ``human_verified_reference`` in its
 files, is the reference model.
 
-Import checks every row first and writes all or nothing; rows naming an unknown instance or
+Import checks every row first (the importers' one set of field checks,
+``annotation.core.row_checks``) and writes all or nothing; a row the database still refuses is
+refused by its number; rows naming an unknown instance or
 model are reported (and skipped only with ``skip_unmatched``; ``create_missing`` creates them).
 
 Import is idempotent. Each imported judgment carries ``meta["import_key"]``: the SHA-256 of the
@@ -35,6 +39,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.core.db_text import storage_problem
+from annotation.core.row_checks import database_refusal
 from annotation.models import Worker
 
 from ...models import Comparison, EvalModel, Judgment, Response
@@ -96,7 +101,10 @@ class _Resolver:
             self.models[name] = EvalModel.objects.create(name=name[:100])
         return self.models.get(name)
 
-    def response(self, instance, model, turn: int, text: str, number: int):
+    def response(self, instance, model, turn: int, text: str | None, number: int):
+        """The stored response in this slot, checked against ``text`` when one is given; else,
+        when allowed, a new one: an empty text is an empty answer (the model said nothing),
+        ``None`` (an overall row without the turn's answer) creates nothing."""
         slot = (instance.pk, model.pk, turn)
         if slot not in self.responses:
             self.responses[slot] = Response.objects.filter(
@@ -108,7 +116,7 @@ class _Resolver:
                 raise ImportRejected(f"Row {number}: the response of {model.name!r} differs "
                                      "from the one stored for this item")
             return found
-        if self.create and text:
+        if self.create and text is not None:
             self.responses[slot] = Response.objects.create(instance=instance, model=model,
                                                            turn=turn, text=text)
         return self.responses[slot]
@@ -125,7 +133,7 @@ class _Resolver:
         if row["turn"] != "overall":
             turn = int(row["turn"]) if row["turn"] else 0
             return self.response(instance, model, turn, text, number)
-        texts = answers(text, number, f"response_{side}") or [""]
+        texts = answers(text, number, f"response_{side}") or [None]
         found = [self.response(instance, model, t, a, number)
                  for t, a in enumerate(texts, start=1)]
         return None if None in found else found[0]
@@ -187,46 +195,57 @@ def judgments_import(name: str, data: bytes, *, fmt: str = "auto", create_missin
     seen: Counter[str] = Counter()
     judgments: list[dict] = []
     for order, (number, row) in enumerate(rows):
-        instance, why = resolver.instance(row)
-        if instance is None:
-            report.unmatched.append(f"row {number}: {why}")
+        with database_refusal(f"Row {number}", ImportRejected):
+            judgment = _resolve(resolver, report, row, number)
+        if judgment is None:
             continue
-        names = [row["model_a"]] + ([row["model_b"]] if row["model_b"] else [])
-        models = [resolver.model(n) for n in names]
-        if None in models:
-            unknown = [n for n, m in zip(names, models, strict=True) if m is None]
-            report.unmatched.append(f"row {number}: unknown model(s) {unknown}")
-            continue
-        responses = [resolver.anchor(instance, m, row, side, number)
-                     for m, side in zip(models, "ab", strict=False)]
-        if None in responses:
-            report.unmatched.append(f"row {number}: no stored response of "
-                                    f"{[n for n, r in zip(names, responses, strict=False) if r is None]}")
-            continue
-        identity = _identity(row, instance, names)
+        identity = _identity(row, judgment.pop("instance"), judgment.pop("names"))
         key = import_key(identity, seen[identity])
         seen[identity] += 1
-        human = row["source"] == Judgment.HUMAN
-        common = {"source": row["source"], "annotator": row["annotator"],
-                  "worker": resolver.workers.get(row["annotator"]) if human else None, "turn": row["turn"], "kind": row["kind"],
-                  "created_at": row["timestamp"] or base + timedelta(microseconds=order),
-                  "import_file": name[-200:], "imported_at": imported_at,
-                  "meta": {"import": name[-200:], "row": number, "import_key": key}}
-        if row["kind"] == Judgment.Kind.SCORE:
-            judgments.append({"response": responses[0], "score": row["score"], **common})
-        elif row["kind"] == Judgment.Kind.FEEDBACK:
-            common["meta"] |= _feedback_meta(row["feedbacks"])
-            judgments.append({"response": responses[0], "choice": row["choice"], **common})
-        else:
-            comparison, flipped = resolver.comparison(instance, *responses)
-            choice = FLIP[row["choice"]] if flipped else row["choice"]
-            if flipped:  # the judge saw the pair the other way round: keep that for export
-                common["meta"]["shown_flipped"] = True
-            judgments.append({"comparison": comparison, "choice": choice, **common})
+        judgment |= {"created_at": row["timestamp"] or base + timedelta(microseconds=order),
+                     "import_file": name[-200:], "imported_at": imported_at,
+                     "meta": {"import": name[-200:], "row": number, "import_key": key,
+                              **judgment.get("meta", {})}}
+        judgments.append(judgment)
     if report.unmatched and not skip_unmatched:
         raise ImportRejected(f"{len(report.unmatched)} of {len(rows)} rows could not be matched; "
                              "nothing imported:\n  " + "\n  ".join(report.unmatched[:50]), report)
-    report.created = len(judgments_record(judgments))  # rows imported before are skipped
+    with database_refusal(f"{name}: rows 1–{rows[-1][0]}", ImportRejected):
+        report.created = len(judgments_record(judgments))  # rows imported before are skipped
     report.unchanged = len(judgments) - report.created
     return report
 
+
+def _resolve(resolver: _Resolver, report: ImportReport, row: dict, number: int) -> dict | None:
+    """One row's judgment fields, its instance and model names (its instance, models and
+    responses found or, when allowed, created); None when unmatched (noted in ``report``)."""
+    instance, why = resolver.instance(row)
+    if instance is None:
+        report.unmatched.append(f"row {number}: {why}")
+        return None
+    names = [row["model_a"]] + ([row["model_b"]] if row["model_b"] else [])
+    models = [resolver.model(n) for n in names]
+    if None in models:
+        unknown = [n for n, m in zip(names, models, strict=True) if m is None]
+        report.unmatched.append(f"row {number}: unknown model(s) {unknown}")
+        return None
+    responses = [resolver.anchor(instance, m, row, side, number)
+                 for m, side in zip(models, "ab", strict=False)]
+    if None in responses:
+        missing = [n for n, r in zip(names, responses, strict=False) if r is None]
+        report.unmatched.append(f"row {number}: no stored response of {missing}")
+        return None
+    human = row["source"] == Judgment.HUMAN
+    common = {"instance": instance, "names": names, "source": row["source"],
+              "annotator": row["annotator"], "turn": row["turn"], "kind": row["kind"],
+              "worker": resolver.workers.get(row["annotator"]) if human else None}
+    if row["kind"] == Judgment.Kind.SCORE:
+        return {"response": responses[0], "score": row["score"], **common}
+    if row["kind"] == Judgment.Kind.FEEDBACK:
+        return {"response": responses[0], "choice": row["choice"],
+                "meta": _feedback_meta(row["feedbacks"]), **common}
+    comparison, flipped = resolver.comparison(instance, *responses)
+    choice = FLIP[row["choice"]] if flipped else row["choice"]
+    # flipped: the judge saw the pair the other way round: keep that for export
+    return {"comparison": comparison, "choice": choice,
+            "meta": {"shown_flipped": True} if flipped else {}, **common}
