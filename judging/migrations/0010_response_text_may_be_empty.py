@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('judging', '0008_submissions'),
+        ('judging', '0009_judgment_both_bad'),
     ]
 
     operations = [
