@@ -3,15 +3,22 @@ the human majority (with paired tests between sources) and the agreement matrice
 
 Accuracy uses model-vs-model items only (no comparison involves the human-verified reference),
 as VisIT-Bench §4.3 does; judge ties are broken at random with the report's seed and also
-reported with ties excluded (``statistics.accuracy_vs_majority``).
+reported with ties excluded (``statistics.accuracy_vs_majority``). The plain majority is the
+default; the same accuracy is also reported against each reliability model's weighted labels
+(``accuracy_vs_weighted``).
 """
 from __future__ import annotations
 
 from itertools import combinations
 
+import numpy as np
+
 from agreement import statistics as st
+from agreement.statistics.worker_models import MODELS, fit_worker_model
+from judging.models import Judgment
 
 from .guarded import statistic_or_error
+from .reliability import model_votes, split_identities
 from .verdicts import Item, PairwiseVerdicts
 
 
@@ -27,14 +34,7 @@ def accuracy_vs_majority(verdicts: PairwiseVerdicts, seed: int
     def human(keys: list):
         return _subset(majority, position, keys, verdicts.human_votes)
 
-    accuracy, covered = {}, {}
-    for src in verdicts.automatic:
-        keys = [k for k in items if k in verdicts.by_source[src]]
-        covered[src] = set(keys)
-        accuracy[src] = (
-            statistic_or_error(st.accuracy_vs_majority, human(keys),
-                               [verdicts.by_source[src][k] for k in keys], seed=seed)
-            if keys else {"error": "no model-vs-model item with this source's verdict"})
+    accuracy, covered = _per_source(verdicts, items, human, seed)
     tests = []
     for a, b in combinations(verdicts.automatic, 2):
         keys = sorted(covered[a] & covered[b])
@@ -46,6 +46,53 @@ def accuracy_vs_majority(verdicts: PairwiseVerdicts, seed: int
             seed=seed)
         tests.append({"judge_a": a, "judge_b": b, **result})
     return accuracy, tests, items
+
+
+def _per_source(verdicts: PairwiseVerdicts, items: list, human, seed: int
+                ) -> tuple[dict, dict]:
+    """({source: accuracy against ``human(keys)``}, {source: the items it covers})."""
+    accuracy, covered = {}, {}
+    for src in verdicts.automatic:
+        keys = [k for k in items if k in verdicts.by_source[src]]
+        covered[src] = set(keys)
+        accuracy[src] = (
+            statistic_or_error(st.accuracy_vs_majority, human(keys),
+                               [verdicts.by_source[src][k] for k in keys], seed=seed)
+            if keys else {"error": "no model-vs-model item with this source's verdict"})
+    return accuracy, covered
+
+
+def accuracy_vs_weighted(verdicts: PairwiseVerdicts, items: list[Item], seed: int) -> dict:
+    """{reliability model: {source: accuracy}} on the items ``accuracy_vs_majority`` used,
+    against the model's labels instead of the plain majority: the model is fitted to the
+    same non-tie human votes (an annotator's latest vote per item; anonymous votes pooled),
+    and its k/N levels count the votes for the label it chose."""
+    if not items:
+        return {}
+    raw = verdicts.pairwise_data.votes.get(Judgment.HUMAN, {})
+    votes = [(k, annotator, choice, worker) for k in items
+             for annotator, choice, worker, *_ in raw[k] if choice != "tie"]
+    triples = model_votes(*split_identities(votes)[:2])
+    out, position = {}, {k: i for i, k in enumerate(items)}
+    for model in MODELS:
+        try:
+            weighted = _weighted_majority(fit_worker_model(triples, model, labels=("A", "B")),
+                                          items, verdicts.human_votes)
+        except ValueError as exc:
+            out[model] = {"error": str(exc)}
+            continue
+        out[model] = _per_source(
+            verdicts, items, lambda keys, w=weighted: w.take([position[k] for k in keys]),
+            seed)[0]
+    return out
+
+
+def _weighted_majority(fit, items: list[Item], human_votes: dict) -> st.Majority:
+    label_of = fit.predicted()
+    codes = [fit.labels.index(label_of[k]) for k in items]
+    agreeing = [human_votes[k].count(label_of[k]) for k in items]
+    return st.Majority(np.asarray(codes), np.asarray(agreeing),
+                       np.asarray([len(human_votes[k]) for k in items]), fit.labels)
 
 
 def _majority(votes: list) -> st.Majority | None:

@@ -15,7 +15,7 @@ from agreement import metric_provenance
 from judging.models import Judgment
 
 from .. import selectors
-from .accuracy import accuracy_vs_majority, agreement_matrices
+from .accuracy import accuracy_vs_majority, accuracy_vs_weighted, agreement_matrices
 from .biases import biases
 from .forked import Forked
 from .leaderboards import leaderboards
@@ -44,6 +44,7 @@ def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
     with Forked(_reliability_and_ratings, verdicts, seed, rounds) as in_child:
         progress("statistics: accuracy", 46)
         accuracy, tests, accuracy_items = accuracy_vs_majority(verdicts, seed)
+        accuracy_weighted = accuracy_vs_weighted(verdicts, accuracy_items, seed)
         matrices = agreement_matrices(verdicts)
         progress("statistics: scores", 56)
         scores = score_analysis(params, metric_scores, seed, rounds)
@@ -62,6 +63,7 @@ def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
         "metrics": metric_summary,
         "metric_provenance": metric_provenance.provenance(metric_summary),
         "accuracy": accuracy,
+        "accuracy_weighted": accuracy_weighted,
         "paired_tests": tests,
         "agreement_matrices": matrices,
         "reliability": reliability,

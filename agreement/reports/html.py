@@ -25,11 +25,14 @@ VISIBLE_ROWS = 12  # a longer table shows this many rows, the rest behind "show 
 
 SECTIONS = [  # (csv stem prefix, heading, plot stem or None)
     ("accuracy", "Accuracy vs the human majority (VisIT-Bench fig. 7)", "accuracy_by_level"),
+    ("accuracy_by_aggregation", "Accuracy vs majority and vs reliability-weighted labels",
+     None),
     ("paired_tests", "Paired tests between judges (exact McNemar)", None),
     ("agreement_", "Agreement matrices (ConvBench tables 3–7)", "agreement_"),
     ("reliability", "Inter-annotator reliability", None),
     ("cohen_kappa", "Cohen's κ per annotator pair", None),
     ("leave_one_out", "Each annotator vs the leave-one-out majority", None),
+    ("worker_reliability", "Each annotator's estimated accuracy (Dawid–Skene, MACE)", None),
     ("score_correlation", "Score correlation with humans (per response and per model)",
      "lengths_by_score"),
     ("ratings", "Ratings by source", "ratings"),

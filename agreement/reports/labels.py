@@ -84,6 +84,13 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "n_boot": ("Bootstrap rounds", ""),
     "excluded_ties": ("Left out: ties", "Items where the others' majority was a tie"),
     "excluded_alone": ("Left out: alone", "Items nobody else voted on"),
+    "aggregation": ("Human labels", "Plain majority, or a reliability model's weighted labels"),
+    "reliability_model": ("Reliability model", "Dawid–Skene or MACE, fitted to every vote"),
+    "n_votes": ("Votes", "Votes the estimate rests on"),
+    "estimated_accuracy": ("Estimated accuracy", "Expected share of the annotator's votes "
+                                                 "equal to the true label, under the model"),
+    "estimate_low": ("95% interval low", "Jeffreys interval on the expected correct votes"),
+    "estimate_high": ("95% interval high", "Jeffreys interval on the expected correct votes"),
     "pearson": ("Pearson r", "Linear correlation with the mean human score (−1 to 1)"),
     "pearson_p": ("p (Pearson)", "Two-sided p-value of Pearson's r"),
     "spearman": ("Spearman ρ", "Rank correlation with the humans (−1 to 1): do they order "
@@ -145,23 +152,33 @@ EVENT_STEMS: dict[str, tuple[str, str]] = {
 # Shares in [0, 1], shown as percentages (the CSV and JSON keep the fraction).
 PERCENT = {"accuracy", "wilson_low", "wilson_high", "cp_low", "cp_high", "accuracy_a",
            "accuracy_b", "observed_agreement", "expected_agreement", "win_rate_vs_reference",
-           "win_rate", "consistency", "judge_win_rate", "human_win_rate", "confidence"}
+           "win_rate", "consistency", "judge_win_rate", "human_win_rate", "confidence",
+           "estimated_accuracy", "estimate_low", "estimate_high"}
 DIFFERENCES = {"difference", "gap"}  # differences of shares: percentage points
 P_VALUES = {"p_value", "pearson_p", "spearman_p", "kendall_p", "first_rate_p", "mcnemar_p"}
 RATINGS = {"rating", "elo"}
 # The column whose value is a row's sample size (first one present wins).
-N_COLUMNS = ("n", "items", "n_items", "n_shared", "longer_wins_n", "first_n", "matches", "n_judge")
+N_COLUMNS = ("n", "items", "n_items", "n_shared", "longer_wins_n", "first_n", "matches", "n_judge",
+             "n_votes")
 SMALL_N = 10
 
 SECTION_INTROS: dict[str, str] = {
     "accuracy": "How often each automatic source picks the same response as the majority of the "
                 "human votes, by how strongly the humans agreed.",
+    "accuracy_by_aggregation": "The same accuracy against the plain majority (the default) "
+                               "and against the human labels a reliability model weighs by "
+                               "each annotator's estimated accuracy (Dawid–Skene, MACE).",
     "paired_tests": "Whether two judges' accuracies differ more than chance would explain.",
     "agreement": "Share of items on which two sources give the same verdict (n = shared items).",
     "reliability": "How much the human annotators agree with each other, beyond chance: the "
                    "ceiling any judge can be expected to reach.",
     "cohen_kappa": "Agreement of each pair of annotators who voted on enough of the same items.",
     "leave_one_out": "Each annotator against the majority of the others.",
+    "worker_reliability": "Each annotator's accuracy as a reliability model estimates it from "
+                          "every vote at once (Dawid–Skene: a confusion matrix per annotator; "
+                          "MACE: a competence and a spamming pattern), with a Jeffreys "
+                          "interval on the expected correct votes. Votes without an annotator "
+                          "identity are pooled as one.",
     "score_correlation": "For graded responses: how each judge's (or metric's) score follows "
                          "the mean human score.",
     "ratings": "Bradley–Terry ratings of the models from each source's verdicts. A model that "

@@ -1,7 +1,8 @@
 """Report section on the humans' own reliability, per HIT type: Krippendorff's alpha (nominal)
 and Fleiss' kappa from each item's vote counts (no identities needed), Cohen's kappa per pair
 and leave-one-out per annotator only for identified annotators; every coefficient with a
-seeded bootstrap CI over items.
+seeded bootstrap CI over items. Beside them, each annotator's accuracy estimated by
+Dawid–Skene and MACE (``worker_models``), the anonymous votes pooled as one pseudo-annotator.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from agreement import statistics as st
+from agreement.statistics.worker_models import MODELS, fit_worker_model
 from judging.models import Judgment
 
 from .guarded import statistic_or_error
@@ -77,6 +79,7 @@ def _hit_type_reliability(votes: list[tuple], seed: int, rounds: int) -> dict:
     if not anonymous and len(identified) < 2:
         section["error"] = "fewer than two annotators"
         return section
+    section["worker_models"] = worker_models(identified, pooled)
     if anonymous:  # alpha needs only each item's counts: exact without identities
         table, _ = st.label_counts(list(per_item.values()), CHOICES)
         section["krippendorff_alpha"] = statistic_or_error(
@@ -111,6 +114,41 @@ def _hit_type_reliability(votes: list[tuple], seed: int, rounds: int) -> dict:
         {a: r.to_dict() for a, r in sorted(leave_one_out.items())}
         if isinstance(leave_one_out, dict) and "error" not in leave_one_out else leave_one_out)
     return section
+
+
+def worker_models(identified: dict[str, dict], pooled: dict) -> dict:
+    """{model: {"annotators": {annotator: estimate}, "anonymous": estimate or None}}, each
+    estimate the annotator's accuracy with its interval, vote count and confusion matrix
+    ({true label: {given label: probability}}, None where no item had that true label)."""
+    votes = model_votes(identified, pooled)
+    out = {}
+    for model in MODELS:
+        fit = statistic_or_error(fit_worker_model, votes, model, labels=CHOICES)
+        if "error" in fit:
+            out[model] = fit
+            continue
+        estimates = {w["worker"]: _estimate(w, CHOICES) for w in fit["workers"]}
+        out[model] = {"annotators": {a: e for a, e in sorted(estimates.items(), key=_by_name)
+                                     if a is not None},
+                      "anonymous": estimates.get(None)}
+    return out
+
+
+def model_votes(identified: dict[str, dict], pooled: dict) -> list[tuple]:
+    """``split_identities``' output as the (item, annotator, choice) votes a reliability
+    model takes, the anonymous ones with annotator None (pooled into one pseudo-worker)."""
+    votes = [(k, a, c) for a, items in identified.items() for k, c in items.items()]
+    return votes + [(k, None, c) for k, choices in pooled.items() for c in choices]
+
+
+def _by_name(item: tuple) -> str:
+    return str(item[0])
+
+
+def _estimate(worker: dict, labels: tuple[str, ...]) -> dict:
+    return {"n_votes": worker["n_votes"], "accuracy": worker["accuracy"], "ci": worker["ci"],
+            "confusion": {t: dict(zip(labels, row, strict=True))
+                          for t, row in zip(labels, worker["confusion"], strict=True)}}
 
 
 def _identity_note(anonymous: set[str], n_anonymous: int, n_identified: int) -> str:

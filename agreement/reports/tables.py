@@ -6,6 +6,8 @@ import io
 
 from annotation.core import csv_safety
 
+ANONYMOUS_VOTES = "(anonymous votes, pooled)"  # the worker-model row of votes without identity
+
 
 def _ci(ci, i):
     return None if not ci else ci[i]
@@ -35,6 +37,23 @@ def accuracy_rows(data: dict) -> list[dict]:
             rows.append({"source": src, "level": level, "items": lv["n_items"],
                          **_prop("", lv["tie_broken"]),
                          **_prop("ties_excluded_", lv["ties_excluded"])})
+    return rows
+
+
+def aggregation_rows(data: dict) -> list[dict]:
+    """Each source's overall accuracy against the plain majority and against each reliability
+    model's weighted labels, side by side."""
+    rows = []
+    against = {"majority": data["accuracy"], **(data.get("accuracy_weighted") or {})}
+    for src in data["accuracy"]:
+        for aggregation, per_source in against.items():
+            acc = per_source.get(src) or per_source
+            if "error" in acc:
+                rows.append({"source": src, "aggregation": aggregation, "error": acc["error"]})
+                continue
+            rows.append({"source": src, "aggregation": aggregation, "items": acc["n_items"],
+                         **_prop("", acc["overall"]),
+                         **_prop("ties_excluded_", acc["overall_ties_excluded"])})
     return rows
 
 
@@ -111,6 +130,24 @@ def leave_one_out_rows(data: dict) -> list[dict]:
             rows.append({"hit_type": h, "annotator": a, **_prop("", r["agreement"]),
                          "excluded_ties": r["n_excluded_ties"],
                          "excluded_alone": r["n_excluded_alone"]})
+    return rows
+
+
+def worker_model_rows(data: dict) -> list[dict]:
+    """Per HIT type, annotator and reliability model: the estimated accuracy and interval."""
+    rows = []
+    for h, sec in data["reliability"].items():
+        for model, fit in (sec.get("worker_models") or {}).items():
+            if "error" in fit:
+                rows.append({"hit_type": h, "reliability_model": model, "error": fit["error"]})
+                continue
+            named = list(fit["annotators"].items())
+            if fit.get("anonymous"):
+                named.append((ANONYMOUS_VOTES, fit["anonymous"]))
+            for annotator, e in named:
+                rows.append({"hit_type": h, "annotator": annotator, "reliability_model": model,
+                             "n_votes": e["n_votes"], "estimated_accuracy": e["accuracy"],
+                             "estimate_low": _ci(e["ci"], 0), "estimate_high": _ci(e["ci"], 1)})
     return rows
 
 
@@ -203,12 +240,14 @@ def all_tables(data: dict) -> dict[str, list[dict]]:
     """{csv file stem: rows}; empty tables are left out."""
     tables = {
         "accuracy": accuracy_rows(data),
+        "accuracy_by_aggregation": aggregation_rows(data),
         "paired_tests": paired_test_rows(data),
         **{f"agreement_{name.replace(':', '')}": matrix_rows(m)
            for name, m in data["agreement_matrices"].items()},
         "reliability": reliability_rows(data),
         "cohen_kappa": cohen_rows(data),
         "leave_one_out": leave_one_out_rows(data),
+        "worker_reliability": worker_model_rows(data),
         "score_correlation": score_correlation_rows(data),
         "ratings": ratings_rows(data),
         "system_correlation": system_rows(data),
