@@ -340,3 +340,5 @@ CELERY_BEAT_SCHEDULE["provider-sync"] = {
 # --- Vote quality (annotation.engine): what a batch accepts by default and what gets flagged
 # A new batch's minimum seconds, as a share of its HIT type's expected time (``expected_seconds``).
 MIN_SECONDS_SHARE = env_float("MIN_SECONDS_SHARE", 0.2)
+# Reports fit Dawid–Skene and MACE to the human votes up to this many votes (above: a note).
+REPORT_WORKER_MODELS_MAX_VOTES = env_int("REPORT_WORKER_MODELS_MAX_VOTES", 50_000)

@@ -18,7 +18,7 @@ from agreement.statistics.worker_models import MODELS, fit_worker_model
 from judging.models import Judgment
 
 from .guarded import statistic_or_error
-from .reliability import model_votes, split_identities
+from .reliability import model_votes, split_identities, worker_models_skipped
 from .verdicts import Item, PairwiseVerdicts
 
 
@@ -71,8 +71,10 @@ def accuracy_vs_weighted(verdicts: PairwiseVerdicts, items: list[Item], seed: in
         return {}
     raw = verdicts.pairwise_data.votes.get(Judgment.HUMAN, {})
     votes = [(k, annotator, choice, worker) for k in items
-             for annotator, choice, worker, *_ in raw[k] if choice != "tie"]
+             for annotator, choice, worker, *_ in raw[k] if choice in ("A", "B")]
     triples = model_votes(*split_identities(votes)[:2])
+    if (too_many := worker_models_skipped(len(triples))) is not None:
+        return {model: too_many for model in MODELS}
     out, position = {}, {k: i for i, k in enumerate(items)}
     for model in MODELS:
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 
 import numpy as np
+from django.conf import settings
 
 from agreement import statistics as st
 from agreement.statistics.worker_models import MODELS, fit_worker_model
@@ -121,6 +122,8 @@ def worker_models(identified: dict[str, dict], pooled: dict) -> dict:
     estimate the annotator's accuracy with its interval, vote count and confusion matrix
     ({true label: {given label: probability}}, None where no item had that true label)."""
     votes = model_votes(identified, pooled)
+    if (too_many := worker_models_skipped(len(votes))) is not None:
+        return {model: too_many for model in MODELS}
     out = {}
     for model in MODELS:
         fit = statistic_or_error(fit_worker_model, votes, model, labels=CHOICES)
@@ -132,6 +135,17 @@ def worker_models(identified: dict[str, dict], pooled: dict) -> dict:
                                      if a is not None},
                       "anonymous": estimates.get(None)}
     return out
+
+
+def worker_models_skipped(n_votes: int) -> dict | None:
+    """The section's note when ``n_votes`` is past ``REPORT_WORKER_MODELS_MAX_VOTES``: the EM
+    fits cost about 7 (Dawid–Skene) and 25 (MACE) CPU-microseconds a vote, twice a report, so
+    a report of a million votes would spend half a minute on them (``bench/aggregation.py``)."""
+    limit = settings.REPORT_WORKER_MODELS_MAX_VOTES
+    if n_votes <= limit:
+        return None
+    return {"error": f"not fitted: {n_votes:,} votes, more than REPORT_WORKER_MODELS_MAX_VOTES "
+                     f"({limit:,}); raise it to fit Dawid–Skene and MACE on a report this size"}
 
 
 def model_votes(identified: dict[str, dict], pooled: dict) -> list[tuple]:

@@ -41,7 +41,8 @@ def test_identified_annotators_get_each_models_estimate(study):
             assert got["accuracy"] == pytest.approx(want.accuracy, abs=1e-9)
             assert got["ci"] == pytest.approx(list(want.ci), abs=1e-9)
             assert got["confusion"]["A"]["A"] == pytest.approx(want.confusion[0, 0], abs=1e-9)
-            assert got["confusion"]["tie"] == {"A": None, "B": None, "tie": None}
+            # no item's truth was a tie or "both bad": those rows are unknown
+            assert got["confusion"]["tie"] == {"A": None, "B": None, "tie": None, "bad": None}
         # w5 sides with the majority on one item of four; w1-w3 on all four
         accuracy = {w: e["accuracy"] for w, e in section["annotators"].items()}
         assert min(accuracy, key=accuracy.get) == "w5"
@@ -120,3 +121,12 @@ def test_judge_accuracy_is_reported_against_majority_and_weighted_labels():
     rows = [r for r in all_tables(data)["accuracy_by_aggregation"] if r["source"] == "J"]
     assert [(r["aggregation"], r["accuracy"]) for r in rows] == [
         ("majority", 0.5), (DAWID_SKENE, 1.0), (MACE, weighted[MACE]["J"]["overall"]["estimate"])]
+
+
+def test_a_report_past_the_vote_limit_says_why_it_fitted_no_model(study, settings):
+    settings.REPORT_WORKER_MODELS_MAX_VOTES = 3
+    data, _ = report_data_compute(ReportParams.from_dict(PARAMS))
+    for model in MODELS:
+        note = data["reliability"]["imported"]["worker_models"][model]["error"]
+        assert "REPORT_WORKER_MODELS_MAX_VOTES (3)" in note and "20 votes" in note
+        assert "more than" in data["accuracy_weighted"][model]["error"]
