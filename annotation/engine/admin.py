@@ -21,6 +21,7 @@ from annotation.engine.results_admin import AssignmentPersonAdminMixin, BatchRes
 from annotation.engine.selectors import batch_cost, batch_progress
 from annotation.engine.services.batches import (
     batch_create_from_rows,
+    batch_create_sample,
     batch_set_status,
     rows_from_upload,
 )
@@ -66,6 +67,11 @@ class BatchUploadForm(forms.Form):
         min_value=30, initial=1800, label="Lease (seconds)",
         help_text="How long a worker holds a task before it goes back to the pool.")
     min_seconds = forms.IntegerField(min_value=0, initial=0)
+    trial = forms.BooleanField(
+        required=False, label="Trial batch",
+        help_text="For trying things out: its votes are kept and shown in its own results and "
+                  "review, but counted on no leaderboard or report unless an analyst includes "
+                  "trial batches.")
     file = forms.FileField(help_text="CSV or JSONL, one task per row")
 
     def __init__(self, *args, **kwargs):
@@ -75,9 +81,9 @@ class BatchUploadForm(forms.Form):
 
 @admin.register(Batch)
 class BatchAdmin(BatchResultsAdminMixin, admin.ModelAdmin):
-    list_display = ("title", "hit_type", "status", "assignments_per_task", "reward", "progress",
-                    "cost", "money_links", "created_at")
-    list_filter = ("status", "hit_type", "provider")
+    list_display = ("title", "hit_type", "status", "trial", "assignments_per_task", "reward",
+                    "progress", "cost", "money_links", "created_at")
+    list_filter = ("status", "hit_type", "provider", "trial")
     search_fields = ("title",)
     readonly_fields = ("uuid", "progress", "cost", "results_download")
     actions = ("activate", "pause", "finish", "export_results_csv", "export_results_jsonl",
@@ -121,6 +127,8 @@ class BatchAdmin(BatchResultsAdminMixin, admin.ModelAdmin):
                      name="annotation_batch_upload"),
                 path("upload/sample/", self.admin_site.admin_view(self.sample_view),
                      name="annotation_batch_upload_sample"),
+                path("upload/sample/try/", self.admin_site.admin_view(self.sample_try_view),
+                     name="annotation_batch_upload_sample_try"),
                 *super().get_urls()]
 
     def upload_view(self, request):
@@ -160,9 +168,11 @@ class BatchAdmin(BatchResultsAdminMixin, admin.ModelAdmin):
         cost = upload_help.upload_estimate(provider=batch.provider, reward=batch.reward,
                                            tasks=tasks, n=batch.assignments_per_task)
         budget = "no budget" if batch.budget is None else f"budget ${batch.budget:.2f}"
+        trial = (" It is a trial batch: its votes count on no leaderboard or report unless an "
+                 "analyst includes trial batches." if batch.trial else "")
         self.message_user(request, f"Created “{batch.title}” with {tasks} tasks (a draft; "
                                    f"estimate ${cost.total:.2f}, {budget}). Activate it from "
-                                   f"the list when ready.")
+                                   f"the list when ready.{trial}")
         return redirect("admin:annotation_batch_change", batch.pk)
 
     @staticmethod
@@ -186,6 +196,21 @@ class BatchAdmin(BatchResultsAdminMixin, admin.ModelAdmin):
         response = HttpResponse(body, content_type=SAMPLE_TYPES[fmt])
         response["Content-Disposition"] = f'attachment; filename="{name}"'
         return response
+
+    def sample_try_view(self, request):
+        """POST ``hit_type``: the HIT type's sample as a trial batch (``batch_create_sample``)."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        if request.method != "POST":
+            return redirect("admin:annotation_batch_upload")
+        try:
+            batch = batch_create_sample(hit_type=request.POST.get("hit_type", ""))
+        except LookupError as exc:
+            raise Http404(str(exc)) from exc
+        except ValidationError as exc:
+            self.message_user(request, "; ".join(exc.messages), messages.ERROR)
+            return redirect("admin:annotation_batch_upload")
+        return self._created(request, batch)
 
     def _move(self, request, queryset, status):
         for batch in queryset:
