@@ -41,7 +41,10 @@ SECTIONS = [  # (csv stem prefix, heading, plot stem or None)
     ("win_rate_gap", "Human vs automatic win rate against the reference", None),
 ]
 SOURCE_COLUMNS = {"source", "judge", "judge_a", "judge_b"}
-UNBOUNDED_HIDDEN = {"rating", "ci_low", "ci_high"}
+UNBOUNDED_HIDDEN = {"rating", "ci_low", "ci_high", "ci_text"}
+# Columns only the CSVs and report.json carry: a board's full interval (the page shows
+# ``ci_text``, clipped to what the data supports: ``judging.thin_data``).
+CSV_ONLY = {"ratings": {"ci_low", "ci_high"}}
 
 
 def fmt(v) -> str:
@@ -73,7 +76,8 @@ def row_n(row: dict) -> int | None:
 def table_block(name: str, rows: list[dict]) -> dict:
     """One table: labelled columns, readable cells, small-n rows marked, long tables split
     into the visible rows and the rest."""
-    columns = list(dict.fromkeys(k for r in rows for k in r))
+    hidden = CSV_ONLY.get(name, set())
+    columns = [c for c in dict.fromkeys(k for r in rows for k in r) if c not in hidden]
     matrix = name.startswith("agreement_")
     out_rows = []
     for r in rows:

@@ -14,7 +14,7 @@ class BatchSerializer(serializers.ModelSerializer):
         model = Batch
         fields = ("uuid", "hit_type", "title", "description", "instructions",
                   "assignments_per_task", "reward", "budget", "lease_seconds", "min_seconds",
-                  "required_qualification", "provider", "status", "created_at")
+                  "required_qualification", "provider", "status", "trial", "created_at")
         read_only_fields = fields
 
 
@@ -27,6 +27,9 @@ class BatchCreateSerializer(serializers.Serializer):
     reward = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=0, default=0)
     lease_seconds = serializers.IntegerField(min_value=30, max_value=MAX_SECONDS, default=1800)
     min_seconds = serializers.IntegerField(min_value=0, max_value=MAX_SECONDS, default=0)
+    trial = serializers.BooleanField(
+        default=False, help_text="its votes count on no leaderboard or report unless an "
+                                 "analyst includes trial batches")
     rows = serializers.ListField(child=serializers.DictField(), allow_empty=False)
 
 

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
+from rest_framework.test import APIClient
 
 from annotation.engine.hit_types import all_hit_types
 from annotation.engine.services.batches import batch_set_status
@@ -16,7 +17,7 @@ from annotation.engine.services.submissions import assignment_submit
 from annotation.models import Batch, InstanceImage
 from judging.leaderboards import leaderboard_build
 from judging.models import Comparison
-from tests.factories import make_workers
+from tests.factories import make_workers, pairwise_rows
 
 pytestmark = pytest.mark.django_db
 TRY = "admin:annotation_batch_upload_sample_try"
@@ -81,3 +82,12 @@ class TestSampleTrialBatch:
         assert admin_client_.get(reverse(TRY)).status_code == 302
         assert admin_client_.post(reverse(TRY), {"hit_type": "nope"}).status_code == 404
         assert not Batch.objects.exists()
+
+    def test_the_api_creates_a_trial_batch_and_says_so(self, admin):
+        api = APIClient()
+        api.force_authenticate(admin)
+        created = api.post("/api/batches/", {"hit_type": "pairwise_ab", "title": "api try",
+                                             "trial": True, "rows": pairwise_rows(2)},
+                           format="json")
+        assert created.status_code == 201, created.content
+        assert created.data["trial"] is True and Batch.objects.get(title="api try").trial
