@@ -2,7 +2,6 @@
 beats chance (95% CI above 50%) and never calls such a source "best"; trial batches' votes are
 in no report unless the analyst includes them; thin models are provisional in its ratings."""
 import re
-from datetime import timedelta
 
 import pytest
 from django.template.loader import render_to_string
@@ -10,11 +9,7 @@ from django.template.loader import render_to_string
 from agreement.models import Report
 from agreement.reports.html import summary
 from agreement.services.reports import report_generate
-from annotation.engine.services.batches import batch_create_from_rows, batch_set_status
-from annotation.engine.services.claims import task_claim_next
-from annotation.engine.services.submissions import assignment_submit
-from annotation.models import Batch
-from judging.models import Comparison, Judgment
+from judging.models import Judgment
 from judging.services.judgments.record import judgments_record
 from tests.factories import make_workers
 from tests.judging import builders
@@ -32,10 +27,18 @@ def _summary_html(data) -> str:
                             {"summary": summary(data), "small_n": 30})
 
 
-def _comparison(model_a, model_b):
-    inst = builders.instance()
-    return Comparison.objects.create(instance=inst, response_a=builders.respond(inst, model_a),
-                                     response_b=builders.respond(inst, model_b))
+def _judged_items(judge: str, verdict) -> None:
+    """14 items with one human vote each and ``judge``'s verdict ``verdict(human vote)``."""
+    ms = builders.models("m1", "m2")
+    rows = []
+    for k in range(14):
+        comparison = builders.comparison(ms["m1"], ms["m2"])
+        human = "A" if k % 3 else "B"
+        rows += [{"source": Judgment.HUMAN, "annotator": "w1", "choice": human,
+                  "comparison": comparison},
+                 {"source": judge, "annotator": f"{judge}@1", "choice": verdict(human),
+                  "comparison": comparison}]
+    judgments_record(rows)
 
 
 class TestSummaryAndChance:
@@ -67,16 +70,7 @@ class TestSummaryAndChance:
         assert 'id="no-metric-beats-chance"' in html and 'id="best-metric"' not in html
 
     def test_a_judge_beating_chance_in_a_real_report_is_named_best(self):
-        ms = builders.models("m1", "m2")
-        rows = []
-        for k in range(14):
-            comparison = _comparison(ms["m1"], ms["m2"])
-            choice = "A" if k % 3 else "B"
-            rows += [{"source": Judgment.HUMAN, "annotator": "w1", "choice": choice,
-                      "comparison": comparison},
-                     {"source": "good-judge", "annotator": "good-judge@1", "choice": choice,
-                      "comparison": comparison}]
-        judgments_record(rows)
+        _judged_items("good-judge", lambda human: human)
         report = report_generate(PARAMS)
         acc = report.data["accuracy"]["good-judge"]["overall"]
         assert acc["estimate"] == 1.0 and acc["wilson"][0] > 0.5
@@ -86,16 +80,7 @@ class TestSummaryAndChance:
         assert 'id="no-source-beats-chance"' not in html
 
     def test_a_real_report_whose_judge_disagrees_says_none_beats_chance(self):
-        ms = builders.models("m1", "m2")
-        rows = []
-        for k in range(14):
-            comparison = _comparison(ms["m1"], ms["m2"])
-            human = "A" if k % 2 else "B"
-            rows += [{"source": Judgment.HUMAN, "annotator": "w1", "choice": human,
-                      "comparison": comparison},
-                     {"source": "contrary", "annotator": "contrary@1",
-                      "choice": "B" if human == "A" else "A", "comparison": comparison}]
-        judgments_record(rows)
+        _judged_items("contrary", lambda human: "B" if human == "A" else "A")
         html = bytes(report_generate(PARAMS).files.get(name="report.html").content).decode()
         assert 'id="no-source-beats-chance"' in html
         assert "Best automatic judge" not in html
@@ -104,19 +89,9 @@ class TestSummaryAndChance:
 class TestTrialBatchesInReports:
     def _trial_votes(self):
         ms = builders.models("llava", "blip")
-        plan = {}
-        comparisons = [_comparison(ms["llava"], ms["blip"]), _comparison(ms["blip"], ms["llava"])]
-        batch = batch_create_from_rows(hit_type="pairwise_ab", title="try", trial=True,
-                                       assignments_per_task=3,
-                                       rows=[{"comparison": str(c.uuid)} for c in comparisons])
-        batch_set_status(batch, Batch.Status.ACTIVE)
-        plan = {str(comparisons[0].uuid): "AAB", str(comparisons[1].uuid): "BBA"}
-        for k, worker in enumerate(make_workers(3)):
-            while (a := task_claim_next(batch=batch, worker=worker)) is not None:
-                assignment_submit(assignment=a,
-                                  data={"choice": plan[a.task.payload["comparison"]][k]},
-                                  now=a.claimed_at + timedelta(seconds=5))
-        return batch
+        return builders.crowd_batch([(builders.comparison(ms["llava"], ms["blip"]), "AAB"),
+                                     (builders.comparison(ms["blip"], ms["llava"]), "BBA")],
+                                    make_workers(3), trial=True)
 
     def test_trial_votes_are_in_no_report_until_included(self):
         self._trial_votes()

@@ -4,15 +4,11 @@ supports, and trial batches' votes count on no board until an analyst includes t
 import csv
 import io
 import re
-from datetime import timedelta
 
 import pytest
 from django.urls import reverse
 
 from annotation.engine.results import answer_columns, result_rows
-from annotation.engine.services.batches import batch_create_from_rows, batch_set_status
-from annotation.engine.services.claims import task_claim_next
-from annotation.engine.services.submissions import assignment_submit
 from annotation.models import Batch
 from judging import rating_cache, ratings, thin_data
 from judging.leaderboards import leaderboard_build, leaderboard_csv
@@ -31,11 +27,8 @@ def _imported_votes(pairs):
     rows = []
     for a, b, choices in pairs:
         for choice in choices:
-            inst = builders.instance()
-            comparison = Comparison.objects.create(instance=inst, response_a=builders.respond(
-                inst, a), response_b=builders.respond(inst, b))
             rows.append({"source": Judgment.HUMAN, "annotator": "imported", "choice": choice,
-                         "comparison": comparison})
+                         "comparison": builders.comparison(a, b)})
     judgments_record(rows)
 
 
@@ -48,26 +41,6 @@ def _established_and_newcomer():
                      (ms["alpha"], ms["gamma"], "A" * 15 + "B" * 5),
                      (ms["newcomer"], ms["gamma"], "AAAA")])
     return ms
-
-
-def _crowd_votes(comparisons_and_votes, workers, **batch_options):
-    """Votes through the engine (claim, submit) in one batch; returns the batch."""
-    batch = batch_create_from_rows(
-        hit_type="pairwise_ab", title="crowd", assignments_per_task=len(workers),
-        rows=[{"comparison": str(c.uuid)} for c, _ in comparisons_and_votes], **batch_options)
-    batch_set_status(batch, Batch.Status.ACTIVE)
-    plan = {str(c.uuid): votes for c, votes in comparisons_and_votes}
-    for k, worker in enumerate(workers):
-        while (a := task_claim_next(batch=batch, worker=worker)) is not None:
-            assignment_submit(assignment=a, data={"choice": plan[a.task.payload["comparison"]][k]},
-                              now=a.claimed_at + timedelta(seconds=5))
-    return batch
-
-
-def _comparison(model_a, model_b):
-    inst = builders.instance()
-    return Comparison.objects.create(instance=inst, response_a=builders.respond(inst, model_a),
-                                     response_b=builders.respond(inst, model_b))
 
 
 class TestProvisionalModels:
@@ -181,9 +154,9 @@ class TestThinSplits:
 class TestTrialBatches:
     def _votes(self, *, trial):
         ms = builders.models("llava", "blip")
-        comparisons = [(_comparison(ms["llava"], ms["blip"]), "AAB"),
-                       (_comparison(ms["blip"], ms["llava"]), "BBA")]
-        return _crowd_votes(comparisons, make_workers(3), trial=trial)
+        comparisons = [(builders.comparison(ms["llava"], ms["blip"]), "AAB"),
+                       (builders.comparison(ms["blip"], ms["llava"]), "BBA")]
+        return builders.crowd_batch(comparisons, make_workers(3), trial=trial)
 
     def test_trial_votes_count_on_no_board_until_included(self, analyst_client):
         batch = self._votes(trial=True)
