@@ -11,6 +11,7 @@ from django.urls import reverse
 from annotation.engine.results import answer_columns, result_rows
 from annotation.models import Batch
 from judging import rating_cache, ratings, thin_data
+from judging.judges.models import Judge
 from judging.leaderboards import leaderboard_build, leaderboard_csv
 from judging.models import Comparison, Judgment
 from judging.services.judgments.record import judgments_record
@@ -126,6 +127,20 @@ class TestRanksAmongRankedModels:
         assert thin_data.interval_text(900, 1100, span) == "900 – 1100"
         assert thin_data.interval_text(1500, 2500, span) == "above 1200"
         assert thin_data.interval_text(-900, 700, span) == "below 850"
+
+
+class TestJudgeBoards:
+    def test_a_judges_thin_board_marks_its_models_provisional(self, analyst_client):
+        ms = builders.models("strong", "weak")
+        judge = Judge.objects.create(name="thin-judge", kind=Judge.Kind.PAIRWISE,
+                                     model_name="stand-in", base_url="http://127.0.0.1:9/v1")
+        judgments_record([{"choice": "A", "comparison": builders.comparison(ms["strong"],
+                                                                             ms["weak"])}
+                          for _ in range(3)], judge=judge)
+        html = analyst_client.get(reverse("judging:judges:leaderboards")).content.decode()
+        table = re.search(r"<h2>thin-judge</h2>\s*<table.*?</table>", html, re.S).group(0)
+        assert table.count(">provisional</span>") == 2
+        assert not re.search(r"<tr><td>\d+</td>", table)  # no rank for either
 
 
 class TestThinSplits:
