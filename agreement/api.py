@@ -40,6 +40,8 @@ class ReportCreateSerializer(serializers.Serializer):
     seed = serializers.IntegerField(default=0, min_value=0)
     bootstrap_rounds = serializers.IntegerField(default=1000, min_value=0, max_value=10_000)
     exclude_blocked = serializers.BooleanField(default=False)
+    include_trial = serializers.BooleanField(
+        default=False, help_text="count the votes of trial batches (left out by default)")
     judge_families = serializers.DictField(child=serializers.CharField(), default=dict)
     title = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
 

@@ -23,6 +23,7 @@ from judging.selectors import (
     counted_grades,
     current_verdicts,
     judge_ordering_results,
+    without_trial_votes,
 )
 
 from .models import MetricScore
@@ -86,10 +87,11 @@ class PairwiseData:
 
 
 def pairwise_data(split: str = "all", judges: list[str] | None = None,
-                  exclude_blocked: bool = False) -> PairwiseData:
+                  exclude_blocked: bool = False, include_trial: bool = False) -> PairwiseData:
     """All pairwise judgments (humans + ``judges``, or every judge when None) on the split's
-    instances, every turn, gold comparisons excluded. Later verdicts of a judge replace earlier
-    ones on the same item (a re-run), humans keep every vote."""
+    instances, every turn, gold comparisons excluded (and trial batches' votes unless
+    ``include_trial``). Later verdicts of a judge replace earlier ones on the same item (a
+    re-run), humans keep every vote."""
     qs = (Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE, comparison__isnull=False,
                                   choice__in=ratings.VOTES, comparison__gold_choice="")
           .filter(_instance_filter(split, "comparison__instance__")))
@@ -97,6 +99,7 @@ def pairwise_data(split: str = "all", judges: list[str] | None = None,
         qs = qs.filter(source__in=[Judgment.HUMAN, *judges])
     if exclude_blocked:
         qs = qs.exclude(worker__blocked=True)
+    qs = without_trial_votes(qs, include_trial)
     qs = current_verdicts(qs, "comparison")  # superseded generations are neither used nor counted
     rows = analytic.each_row(qs.order_by("created_at", "pk").values_list(
         "pk", "comparison_id", "turn", "source", "annotator", "choice", "worker_id",
@@ -252,21 +255,25 @@ def current_scores(metric: str, config_hash: str, reference_hashes: dict[int, st
             if (row := cached.get(r)) is not None and row[0] == h}
 
 
-def score_judgments(split: str = "all", judges: list[str] | None = None) -> list[tuple]:
+def score_judgments(split: str = "all", judges: list[str] | None = None,
+                    include_trial: bool = False) -> list[tuple]:
     """(response id, source, annotator, score, turn, model name) of the grades that count
     (``judging.selectors.counted_grades``: the same ones the score boards read)."""
-    qs = counted_grades().filter(_instance_filter(split, "response__instance__"))
+    qs = without_trial_votes(counted_grades(), include_trial).filter(
+        _instance_filter(split, "response__instance__"))
     if judges is not None:
         qs = qs.filter(source__in=[Judgment.HUMAN, *judges])
     return list(qs.order_by("created_at", "pk").values_list(
         "response_id", "source", "annotator", "score", "turn", "response__model__name"))
 
 
-def feedback_judgments(split: str = "all", judges: list[str] | None = None) -> list[tuple]:
+def feedback_judgments(split: str = "all", judges: list[str] | None = None,
+                       include_trial: bool = False) -> list[tuple]:
     """(response id, source) of "which feedback is better" judgments on the split's
     instances (counted in the report's snapshot; not analysed)."""
-    qs = (Judgment.objects.filter(kind=Judgment.Kind.FEEDBACK, response__isnull=False)
-          .filter(_instance_filter(split, "response__instance__")))
+    qs = without_trial_votes(
+        Judgment.objects.filter(kind=Judgment.Kind.FEEDBACK, response__isnull=False),
+        include_trial).filter(_instance_filter(split, "response__instance__"))
     if judges is not None:
         qs = qs.filter(source__in=[Judgment.HUMAN, *judges])
     return list(qs.values_list("response_id", "source"))

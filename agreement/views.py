@@ -38,6 +38,10 @@ class ReportForm(forms.Form):
                                         initial=list(DEFAULT_METRICS))
     seed = forms.IntegerField(initial=0, min_value=0, max_value=2**31 - 1)
     bootstrap_rounds = forms.IntegerField(initial=1000, min_value=0, max_value=10_000)
+    include_trial = forms.BooleanField(
+        required=False, label="Include trial batches",
+        help_text="Votes of trial batches (such as an admin's sample) count in no report unless "
+                  "included")
     title = forms.CharField(required=False, max_length=200)
 
     def __init__(self, *args, **kwargs):
@@ -63,7 +67,8 @@ def report_start(request):
         return redirect("agreement:report_list")
     d = form.cleaned_data
     params = {"split": d["split"], "judges": d["judges"] or None, "metrics": d["metrics"],
-              "seed": d["seed"], "bootstrap_rounds": d["bootstrap_rounds"]}
+              "seed": d["seed"], "bootstrap_rounds": d["bootstrap_rounds"],
+              "include_trial": d["include_trial"]}
     try:
         report = start_report(params, title=d["title"], created_by=request.user.get_username())
     except (ValueError, UnknownMetric) as exc:

@@ -265,6 +265,11 @@ SPECTACULAR_SETTINGS = {
 PUBLIC_BASE_URL = env_str("PUBLIC_BASE_URL", "http://127.0.0.1:8000")
 DEFAULT_LEASE_SECONDS = env_int("DEFAULT_LEASE_SECONDS", 30 * 60)
 AUTO_BLOCK_MIN_GOLD = env_int("AUTO_BLOCK_MIN_GOLD", 5)
+# Matches a model needs before a leaderboard ranks it (below: listed as provisional, no rank),
+# like the Chatbot Arena's "preliminary" mark.
+LEADERBOARD_MIN_MATCHES = env_int("LEADERBOARD_MIN_MATCHES", 30)
+if LEADERBOARD_MIN_MATCHES < 0:
+    raise ImproperlyConfigured("LEADERBOARD_MIN_MATCHES must be 0 or more")
 IMAGE_MAX_BYTES = env_int("IMAGE_MAX_BYTES", 10 * 1024 * 1024)
 IMAGE_MAX_PIXELS = env_int("IMAGE_MAX_PIXELS", 40_000_000)
 IMAGE_FETCH_TIMEOUT = env_float("IMAGE_FETCH_TIMEOUT", 10.0)

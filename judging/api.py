@@ -25,7 +25,9 @@ from .services.responses import reference_model_set
 _PARAMS = [OpenApiParameter("judge", str, description="'human' or an automatic judge's name"),
            OpenApiParameter("split", str, description="all, single, multi, overall, turn:N, "
                                                       "category:<name>"),
-           OpenApiParameter("exclude_blocked", bool)]
+           OpenApiParameter("exclude_blocked", bool),
+           OpenApiParameter("include_trial", bool,
+                            description="count the votes of trial batches (left out by default)")]
 
 
 class EvalModelSerializer(serializers.ModelSerializer):
@@ -53,7 +55,8 @@ class EvalModelViewSet(viewsets.ReadOnlyModelViewSet):
 def _params(request) -> dict:
     params = {"judge": request.query_params.get("judge") or HUMAN,
               "split": request.query_params.get("split") or "all",
-              "exclude_blocked": request.query_params.get("exclude_blocked") in ("1", "true")}
+              "exclude_blocked": request.query_params.get("exclude_blocked") in ("1", "true"),
+              "include_trial": request.query_params.get("include_trial") in ("1", "true")}
     for name in ("judge", "split"):
         if (problem := storage_problem(params[name])) is not None:  # e.g. ?judge=%00
             raise ValidationError({name: [problem]})

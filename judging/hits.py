@@ -12,8 +12,10 @@ results export) only. Gold tasks are attention checks: they grade the worker and
 judgments.
 """
 from typing import Any, ClassVar
+from urllib.parse import urljoin
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
@@ -31,6 +33,18 @@ from .services.inline_rows import inline_rows_store
 from .services.judgments.record import judgment_record
 
 TURN_FIELDS = ("turn1", "turn2", "turn3")
+
+
+def _sample_image(name: str) -> str:
+    """A sample row's picture: one of the demo's drawn pictures shipped as a static file
+    (``annotation.pipeline.demo_images``: shapes seed 4, bars seed 2, scene seed 3) at this
+    server's public address, so a sample batch shows its images with no internet access. An
+    absolute URL: an upload takes only http(s) URLs."""
+    return urljoin(settings.PUBLIC_BASE_URL.rstrip("/") + "/",
+                   f"{settings.STATIC_URL}judging/samples/{name}")
+
+
+SHAPES, BARS, SCENE = (_sample_image(n) for n in ("shapes-4.png", "bars-2.png", "scene-3.png"))
 
 
 def _check_urls(urls) -> list[str]:
@@ -178,15 +192,12 @@ class PairwiseHit(ChoiceHit):
     aliases = {"A": "response_a", "B": "response_b", "A_model": "model_a",
                "B_model": "model_b", "image_url": "image_urls"}
     example_rows = [
-        {"instruction": "How many birds are sitting on the wire?",
-         "image_urls": ["https://example.org/samples/birds-on-wire.jpg"],
-         "model_a": "llava-1.5-13b", "response_a": "Four birds are sitting on the wire.",
-         "model_b": "instructblip-vicuna-7b", "response_b": "There are five birds."},
-        {"instruction": "What should the driver do at this sign?",
-         "image_urls": ["https://example.org/samples/road-sign.jpg"],
-         "model_a": "llava-1.5-13b", "response_a": "Yield to traffic from the left.",
-         "model_b": "instructblip-vicuna-7b",
-         "response_b": "Stop completely, then continue when the road is clear."},
+        {"instruction": "How many purple shapes are there?", "image_urls": [SHAPES],
+         "model_a": "llava-1.5-13b", "response_a": "There are four purple shapes.",
+         "model_b": "instructblip-vicuna-7b", "response_b": "There are three purple shapes."},
+        {"instruction": "Which fruit has the tallest bar?", "image_urls": [BARS],
+         "model_a": "llava-1.5-13b", "response_a": "Plums, with 9.",
+         "model_b": "instructblip-vicuna-7b", "response_b": "Apples, with 6."},
     ]
 
     def page_context(self, task):
@@ -292,25 +303,24 @@ class MultiTurnHit(ChoiceHit):
     choice_fields = (*TURN_FIELDS, "overall")  # strength, where asked, is the overall's
     aliases = {"A_model": "model_a", "B_model": "model_b", "image_url": "image_urls"}
     example_rows = [
-        {"image_urls": ["https://example.org/samples/kitchen.jpg"],
+        {"image_urls": [SCENE],
          "model_a": "llava-1.5-13b", "model_b": "qwen-vl-chat",
          "turns": [
-             {"instruction": "What appliances can you see?",
-              "response_a": "A fridge, a kettle and a toaster.",
-              "response_b": "A fridge and a microwave."},
-             {"instruction": "Which of them would you use to make tea?",
-              "response_a": "The kettle, to boil the water.",
-              "response_b": "The microwave can heat a cup of water."}]},
-        {"image_urls": ["https://example.org/samples/bar-chart.png"],
+             {"instruction": "What colour is the door of the house?",
+              "response_a": "The door is yellow.", "response_b": "The door is blue."},
+             {"instruction": "How many trees stand next to it?",
+              "response_a": "Three trees, on the left of the picture.",
+              "response_b": "Two trees."}]},
+        {"image_urls": [BARS],
          "model_a": "qwen-vl-chat", "model_b": "llava-1.5-13b",
          "turns": [
              {"instruction": "Which bar is the tallest?",
-              "response_a": "The bar for 2021.", "response_b": "The bar for 2019."},
+              "response_a": "The bar for plums, at 9.", "response_b": "The bar for apples."},
              {"instruction": "By how much does it exceed the shortest?",
-              "response_a": "By about 40 units.", "response_b": "By roughly a third."},
+              "response_a": "By 6: plums 9, limes 3.", "response_b": "By about 5."},
              {"instruction": "Write a one-line caption for the chart.",
-              "response_a": "Sales peaked in 2021.",
-              "response_b": "Yearly sales, 2018 to 2022."}]},
+              "response_a": "Plums lead at 9; limes trail at 3.",
+              "response_b": "Four kinds of fruit."}]},
     ]
 
     def _turns(self, task) -> tuple[list[dict], list[dict]]:
@@ -425,15 +435,14 @@ class RubricHit(RatingHit):
     answer_form = RubricAnswerForm
     shortcuts = [("1–5", "choose the score"), ("Enter", "submit (outside the feedback box)")]
     example_rows = [
-        {"instruction": "What time does the clock show?",
-         "image_urls": ["https://example.org/samples/clock.jpg"], "model": "llava-1.5-13b",
-         "response_text": "The clock shows ten past two.",
-         "criteria": "Does the answer read the time correctly from the image?", **_LEVELS,
-         "reference_answer": "It shows 2:10."},
-        {"instruction": "List the fruits in the bowl.",
-         "image_urls": ["https://example.org/samples/fruit-bowl.jpg"],
-         "model": "instructblip-vicuna-7b", "response_text": "Apples, a banana and grapes.",
-         "criteria": "Does the answer name every fruit and nothing that is not there?",
+        {"instruction": "How many circles are there?", "image_urls": [SHAPES],
+         "model": "llava-1.5-13b", "response_text": "There are four circles.",
+         "criteria": "Does the answer count the circles correctly from the image?", **_LEVELS,
+         "reference_answer": "Four: one blue and three purple."},
+        {"instruction": "Describe the house.", "image_urls": [SCENE],
+         "model": "instructblip-vicuna-7b",
+         "response_text": "A blue house with a yellow door and a red roof.",
+         "criteria": "Does the answer describe the house and nothing that is not there?",
          **_LEVELS},
     ]
 
@@ -532,20 +541,19 @@ class FeedbackHit(ChoiceHit):
                  ("3 / T", "tie (where offered)"), ("4", "both bad (where offered)"),
                  ("Enter", "submit")]
     example_rows = [
-        {"instruction": "What time does the clock show?",
-         "image_urls": ["https://example.org/samples/clock.jpg"], "model": "llava-1.5-13b",
-         "response_text": "The clock shows ten past two.",
+        {"instruction": "How many circles are there?", "image_urls": [SHAPES],
+         "model": "llava-1.5-13b", "response_text": "There are four circles.",
          "source_a": "prometheus-vision-13b", "score_a": 5,
-         "feedback_a": "The hour and minute hands are read correctly: 2:10.",
+         "feedback_a": "Counts the one blue and three purple circles correctly: four.",
          "source_b": "gpt-4v", "score_b": 3,
-         "feedback_b": "The answer gives a time but does not say whether it is day or night."},
-        {"instruction": "List the fruits in the bowl.",
-         "image_urls": ["https://example.org/samples/fruit-bowl.jpg"],
-         "model": "instructblip-vicuna-7b", "response_text": "Apples, a banana and grapes.",
-         "source_a": "gpt-4v", "score_a": 4,
-         "feedback_a": "Names the apples and banana; the grapes are actually cherries.",
+         "feedback_b": "Gives a number but does not say which colours the circles are."},
+        {"instruction": "Describe the house.", "image_urls": [SCENE],
+         "model": "instructblip-vicuna-7b",
+         "response_text": "A blue house with a yellow door and a red roof.",
+         "source_a": "gpt-4v", "score_a": 3,
+         "feedback_a": "Wall and door are right; the roof is brown, not red.",
          "source_b": "prometheus-vision-13b", "score_b": 5,
-         "feedback_b": "Every fruit in the bowl is named."},
+         "feedback_b": "Every part of the house is described."},
     ]
 
     def page_context(self, task):

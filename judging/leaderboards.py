@@ -4,16 +4,22 @@ the automatic leaderboards are comparable.
 
 Boards carry full precision (API, JSON downloads, ``ratings --format json``); only what people
 read is rounded: the page (template filters) and the CSV (``CSV_DECIMALS``).
+
+A pairwise board is honest about thin data (``judging.thin_data``): a model with fewer than
+``LEADERBOARD_MIN_MATCHES`` matches is provisional (listed last, no rank), ranks are among the
+ranked models only, and ``ci_text`` is the interval clipped to what the data supports.
+Trial batches' votes are left out unless ``include_trial``.
 """
 import io
 import warnings
 from dataclasses import asdict, dataclass, field
 
+from django.conf import settings
 from django.db.models import Count
 
 from annotation.core import analytic, csv_safety
 
-from . import ratings, scores
+from . import ratings, scores, thin_data
 from .judges.models import Judge
 from .selectors import (
     HUMAN,
@@ -26,7 +32,7 @@ from .selectors import (
 )
 
 CSV_COLUMNS = ["rank", "model", "rating", "ci_low", "ci_high", "elo", "matches",
-               "win_rate_vs_reference", "n_vs_reference", "is_reference"]
+               "win_rate_vs_reference", "n_vs_reference", "is_reference", "provisional"]
 SCORE_CSV_COLUMNS = ["rank", "model", "mean", "ci_low", "ci_high", "n", "judgments",
                      "is_reference"]
 # Decimals kept in the CSV, a table for reading (ratings ~1000, grades 0–10, rates 0–1).
@@ -43,19 +49,35 @@ class Leaderboard:
     bootstrap_rounds: int
     rows: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    min_matches: int = 0  # fewer matches: provisional (no rank)
+    ci_span: list[float] | None = None  # what shown intervals (``ci_text``) are clipped to
+    include_trial: bool = False
 
     def as_dict(self) -> dict:
         return asdict(self)
 
+    @property
+    def ranked_rows(self) -> list[dict]:
+        return [r for r in self.rows if not r["provisional"]]
+
+    @property
+    def provisional_rows(self) -> list[dict]:
+        return [r for r in self.rows if r["provisional"]]
+
 
 def leaderboard_build(judge: str = HUMAN, split: str = "all", *, exclude_blocked: bool = False,
-                      bootstrap_rounds: int = 1000, seed: int = 0) -> Leaderboard:
+                      include_trial: bool = False, bootstrap_rounds: int = 1000, seed: int = 0,
+                      min_matches: int | None = None) -> Leaderboard:
     """Bradley-Terry rating with bootstrap 95 % CI and rank, online Elo, matches and the win
-    rate against the human-verified reference (with n), best first."""
+    rate against the human-verified reference (with n): ranked models best first, then the
+    provisional ones (``min_matches``: the setting ``LEADERBOARD_MIN_MATCHES`` unless given)."""
+    min_matches = settings.LEADERBOARD_MIN_MATCHES if min_matches is None else min_matches
     judgments = pairwise_judgments_encoded(judge=judge, split=split,
-                                           exclude_blocked=exclude_blocked)
+                                           exclude_blocked=exclude_blocked,
+                                           include_trial=include_trial)
     reference = reference_model_name()
-    board = Leaderboard(judge, split, len(judgments or ()), reference, bootstrap_rounds)
+    board = Leaderboard(judge, split, len(judgments or ()), reference, bootstrap_rounds,
+                        min_matches=min_matches, include_trial=include_trial)
     if judgments is None:
         return board
     with warnings.catch_warnings(record=True) as caught:
@@ -64,11 +86,13 @@ def leaderboard_build(judge: str = HUMAN, split: str = "all", *, exclude_blocked
             judgments, reference=reference if reference in judgments.models else None,
             bootstrap_rounds=bootstrap_rounds, seed=seed)
     board.warnings = sorted({str(w.message) for w in caught})
-    board.rows = [{"rank": r.rank, "model": r.model, "rating": r.bt_rating,
-                   "ci_low": r.ci_low, "ci_high": r.ci_high, "elo": r.elo, "matches": r.matches,
-                   "win_rate_vs_reference": r.win_rate_vs_reference,
-                   "n_vs_reference": r.n_vs_reference, "is_reference": r.model == reference}
-                  for r in table]
+    rows = [{"model": r.model, "rating": r.bt_rating,
+             "ci_low": r.ci_low, "ci_high": r.ci_high, "elo": r.elo, "matches": r.matches,
+             "win_rate_vs_reference": r.win_rate_vs_reference,
+             "n_vs_reference": r.n_vs_reference, "is_reference": r.model == reference}
+            for r in table]
+    board.rows, span = thin_data.settle(rows, min_matches)
+    board.ci_span = list(span) if span else None
     return board
 
 
@@ -101,11 +125,12 @@ def declared_scale(source: str) -> list[int] | None:
 
 
 def score_leaderboard_build(judge: str = HUMAN, split: str = "all", *,
-                            exclude_blocked: bool = False, bootstrap_rounds: int = 1000,
-                            seed: int = 0) -> ScoreLeaderboard:
+                            exclude_blocked: bool = False, include_trial: bool = False,
+                            bootstrap_rounds: int = 1000, seed: int = 0) -> ScoreLeaderboard:
     """Mean grade per model with a bootstrap 95 % CI over items, rank and n, best first, for
     one source (scales differ between sources, so boards are never merged)."""
-    rows = score_judgments(judge=judge, split=split, exclude_blocked=exclude_blocked)
+    rows = score_judgments(judge=judge, split=split, exclude_blocked=exclude_blocked,
+                           include_trial=include_trial)
     grades = [r[2] for r in rows]
     board = ScoreLeaderboard(judge, split, len(rows), len({(r[0], r[1]) for r in rows}),
                              declared_scale(judge), min(grades, default=None),
@@ -118,13 +143,15 @@ def score_leaderboard_build(judge: str = HUMAN, split: str = "all", *,
     return board
 
 
-def category_win_rates(judge: str = HUMAN, *, exclude_blocked: bool = False) -> dict:
+def category_win_rates(judge: str = HUMAN, *, exclude_blocked: bool = False,
+                       include_trial: bool = False) -> dict:
     """{category: {model: (win rate vs reference, n)}} (VisIT-Bench fig. 8). Win rates need
     only counts, so the database counts the verdicts per (pair, outcome, category): a few
     thousand rows instead of one per verdict."""
     reference = reference_model_name()
     rows = analytic.rows(
-        pairwise_judgments_qs(judge=judge, exclude_blocked=exclude_blocked)
+        pairwise_judgments_qs(judge=judge, exclude_blocked=exclude_blocked,
+                              include_trial=include_trial)
         .exclude(comparison__instance__family__isnull=True).order_by()
         .values_list(*RATING_IDS, "comparison__instance__family__name").annotate(n=Count("pk")))
     names = model_names({r[0] for r in rows} | {r[1] for r in rows})

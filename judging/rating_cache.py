@@ -13,7 +13,9 @@ judgments it was computed from:
   from matching an older entry;
 - a per-source token that ``source_changed`` rotates, for writes that add no row (an edit in
   the admin);
-- the reference model, and the blocked workers when they are excluded.
+- the reference model, and the blocked workers when they are excluded;
+- the trial batches when their votes are left out (``Batch.trial``), so marking a batch as a
+  trial (or not) shows at once; ``LEADERBOARD_MIN_MATCHES``, so a new threshold does too.
 
 Deleting an older judgment (the admin, a cascade from a deleted batch or comparison) leaves the
 newest in place. Counting a million rows costs ~80 ms, too much for every view, so an entry
@@ -31,10 +33,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Count, Max, Subquery, Value
 
-from annotation.models import Worker
+from annotation.models import Batch, Worker
 
 from . import leaderboards, selectors
 from .models import EvalModel, Judgment
@@ -46,15 +49,16 @@ RECHECK_SECONDS = 30  # how often a cached view re-counts its judgments (catches
 LOCK_SECONDS = 120  # the longest a view waits for another view computing the same result
 POLL_SECONDS = 0.05
 ALL_SOURCES = None  # the scope of parts read over every source (the list of sources)
-_PREFIX = "ratings:v1"  # a new version when the entries change shape
+_PREFIX = "ratings:v2"  # a new version when the entries change shape
 
 
 def get_or_compute(part: str, compute: Callable[[], Any], *, source: str | None,
-                   params: dict | None = None, exclude_blocked: bool = False) -> Any:
+                   params: dict | None = None, exclude_blocked: bool = False,
+                   include_trial: bool = False) -> Any:
     """The cached value of ``part`` for ``source`` (``ALL_SOURCES``: every source) and
     ``params``, or ``compute()`` stored under it. The one entry point: every part goes
     through it."""
-    key = _key(part, source, params or {}, exclude_blocked)
+    key = _key(part, source, params or {}, exclude_blocked, include_trial)
     value = _fresh(key, cache.get(key), source)
     if value is not None:
         return value
@@ -72,35 +76,39 @@ def source_changed(source: str) -> None:
 
 
 def leaderboard(judge: str = HUMAN, split: str = "all", *, exclude_blocked: bool = False,
-                bootstrap_rounds: int = PAGE_ROUNDS, seed: int = 0) -> leaderboards.Leaderboard:
+                include_trial: bool = False, bootstrap_rounds: int = PAGE_ROUNDS,
+                seed: int = 0) -> leaderboards.Leaderboard:
     params = {"split": split, "rounds": bootstrap_rounds, "seed": seed}
     return get_or_compute("pairwise", lambda: leaderboards.leaderboard_build(
-        judge, split, exclude_blocked=exclude_blocked, bootstrap_rounds=bootstrap_rounds,
-        seed=seed), source=judge, params=params, exclude_blocked=exclude_blocked)
+        judge, split, exclude_blocked=exclude_blocked, include_trial=include_trial,
+        bootstrap_rounds=bootstrap_rounds, seed=seed), source=judge, params=params,
+        exclude_blocked=exclude_blocked, include_trial=include_trial)
 
 
 def score_leaderboard(judge: str = HUMAN, split: str = "all", *, exclude_blocked: bool = False,
-                      bootstrap_rounds: int = PAGE_ROUNDS,
+                      include_trial: bool = False, bootstrap_rounds: int = PAGE_ROUNDS,
                       seed: int = 0) -> leaderboards.ScoreLeaderboard:
     params = {"split": split, "rounds": bootstrap_rounds, "seed": seed}
     return get_or_compute("scores", lambda: leaderboards.score_leaderboard_build(
-        judge, split, exclude_blocked=exclude_blocked, bootstrap_rounds=bootstrap_rounds,
-        seed=seed), source=judge, params=params, exclude_blocked=exclude_blocked)
+        judge, split, exclude_blocked=exclude_blocked, include_trial=include_trial,
+        bootstrap_rounds=bootstrap_rounds, seed=seed), source=judge, params=params,
+        exclude_blocked=exclude_blocked, include_trial=include_trial)
 
 
 def leaderboard_page(judge: str = HUMAN, split: str = "all", *,
-                     exclude_blocked: bool = False) -> dict:
+                     exclude_blocked: bool = False, include_trial: bool = False) -> dict:
     """What the leaderboard page shows of one source: its boards (the entries the API, the
     downloads and the plots read too), the sampling behind them and its categories; one entry,
     so a cached page checks one stamp."""
+    votes = {"exclude_blocked": exclude_blocked, "include_trial": include_trial}
+
     def compute():
-        return {"board": leaderboard(judge, split, exclude_blocked=exclude_blocked),
-                "scores": score_leaderboard(judge, split, exclude_blocked=exclude_blocked),
+        return {"board": leaderboard(judge, split, **votes),
+                "scores": score_leaderboard(judge, split, **votes),
                 "sampling": selectors.comparison_sampling_counts(
-                    judge=judge, split=split, exclude_blocked=exclude_blocked),
+                    judge=judge, split=split, **votes),
                 "categories": selectors.category_names(judge)}
-    return get_or_compute("page", compute, source=judge, params={"split": split},
-                          exclude_blocked=exclude_blocked)
+    return get_or_compute("page", compute, source=judge, params={"split": split}, **votes)
 
 
 def leaderboard_sources() -> list[str]:
@@ -110,13 +118,15 @@ def leaderboard_sources() -> list[str]:
 # ---------------------------------------------------------------- keys and stamps
 
 
-def _key(part: str, source: str | None, params: dict, exclude_blocked: bool) -> str:
+def _key(part: str, source: str | None, params: dict, exclude_blocked: bool,
+         include_trial: bool = False) -> str:
     """The cache key: the part, its parameters and the stamp, hashed (a source name may hold
     any character; some caches refuse spaces and control characters in keys)."""
     token = cache.get(_token_key(source)) or ""
     blocked = _blocked_workers() if exclude_blocked else ()
+    trial = () if include_trial else _trial_batches()
     raw = repr((part, source, sorted(params.items()), exclude_blocked, _stamp(source), token,
-                blocked))
+                blocked, include_trial, trial, settings.LEADERBOARD_MIN_MATCHES))
     return f"{_PREFIX}:{part}:{hashlib.sha256(raw.encode()).hexdigest()}"
 
 
@@ -163,6 +173,10 @@ def _recent_count(source: str | None) -> int:
 
 def _blocked_workers() -> tuple[int, ...]:
     return tuple(Worker.objects.filter(blocked=True).order_by("pk").values_list("pk", flat=True))
+
+
+def _trial_batches() -> tuple[int, ...]:
+    return tuple(Batch.objects.filter(trial=True).order_by("pk").values_list("pk", flat=True))
 
 
 # ---------------------------------------------------------------- entries and the lock

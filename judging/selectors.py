@@ -7,6 +7,8 @@ overall verdict of conversations), ``single`` / ``multi`` (single- / multi-image
 Grades split the same way (a single-turn grade has turn '', a conversation's per-turn grades
 turn 1–3 and its overall grade 'overall'). Gold (attention-check) items never count.
 ``exclude_blocked`` drops votes of blocked workers (e.g. auto-blocked for failing gold checks).
+Votes cast in a *trial* batch (``Batch.trial``: the sample an admin tries the product with)
+count nowhere unless ``include_trial`` (``without_trial_votes``).
 
 An automatic judge counts once per item and turn: its verdicts written under an earlier judge
 or template version stay in the table for audit, but only the latest are read
@@ -16,7 +18,7 @@ import numpy as np
 from django.db.models import Count, Exists, OuterRef, Q
 
 from annotation.core import analytic
-from annotation.models import Instance
+from annotation.models import Assignment, Instance
 
 from . import ratings
 from .models import EvalModel, Judgment, Response
@@ -76,6 +78,18 @@ def withdrawn_models():
     return EvalModel.objects.filter(submission__status="withdrawn").values("pk")
 
 
+def without_trial_votes(qs, include_trial: bool = False):
+    """``qs`` (judgments) without the votes cast in trial batches, unless ``include_trial``.
+
+    A trial batch's votes are kept and shown in its own results and review, but no board or
+    report counts them until an analyst includes trial batches. A subquery over the (few)
+    trial batches' assignments, so boards without any pay one empty anti-join."""
+    if include_trial:
+        return qs
+    return qs.exclude(assignment_id__in=Assignment.objects.filter(batch__trial=True)
+                      .values("pk"))
+
+
 def submitted_model_names() -> set[str]:
     """Models on the boards through a public submission (marked so on the pages)."""
     return set(EvalModel.objects.filter(submission__isnull=False)
@@ -83,7 +97,7 @@ def submitted_model_names() -> set[str]:
 
 
 def pairwise_judgments_qs(*, judge: str = HUMAN, split: str = "all",
-                          exclude_blocked: bool = False):
+                          exclude_blocked: bool = False, include_trial: bool = False):
     qs = (Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE, source=judge,
                                   comparison__isnull=False, choice__in=ratings.VOTES)
           .filter(comparison__gold_choice="").filter(_split_filter(split)))
@@ -91,6 +105,7 @@ def pairwise_judgments_qs(*, judge: str = HUMAN, split: str = "all",
         comparison__response_b__model_id__in=withdrawn_models())
     if exclude_blocked:
         qs = qs.exclude(worker__blocked=True)
+    qs = without_trial_votes(qs, include_trial)
     if judge != HUMAN:
         qs = current_verdicts(qs, "comparison")
     return qs
@@ -102,31 +117,35 @@ RATING_ROW = ("comparison__response_a__model__name", "comparison__response_b__mo
 
 
 def pairwise_judgments(*, judge: str = HUMAN, split: str = "all",
-                       exclude_blocked: bool = False) -> list[tuple]:
+                       exclude_blocked: bool = False, include_trial: bool = False) -> list[tuple]:
     """``(model_a, model_b, outcome, timestamp)`` rows in timestamp order: the winning model is
     the comparison's on-screen side the judge chose, so randomized sides never blur it."""
     return list(
-        pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked)
+        pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked,
+                              include_trial=include_trial)
         .order_by("created_at", "pk").values_list(*RATING_ROW))
 
 
 def pairwise_judgments_encoded(*, judge: str = HUMAN, split: str = "all",
-                               exclude_blocked: bool = False):
+                               exclude_blocked: bool = False, include_trial: bool = False):
     """``pairwise_judgments`` as ``ratings.Judgments`` (what the ratings compute on), or None
     when there is none. Same rows, same order; read as model ids and the choice straight from
     the cursor, so a million rows cost no model instances, names or datetimes (the ORM's
     per-row conversions were most of a first leaderboard view)."""
-    qs = (pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked)
+    qs = (pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked,
+                              include_trial=include_trial)
           .order_by("created_at", "pk").values_list(*RATING_IDS))
     return encoded_rows(analytic.rows(qs))
 
 
-def pairwise_counts(*, judge: str = HUMAN, split: str = "all", exclude_blocked: bool = False):
+def pairwise_counts(*, judge: str = HUMAN, split: str = "all", exclude_blocked: bool = False,
+                    include_trial: bool = False):
     """``ratings.pair_counts`` of ``pairwise_judgments`` — ``(models, wins, ties)`` — counted by
     the database (one row per model pair and outcome, not one per verdict), or None when there
     is none. All Bradley-Terry and its bootstrap need; online Elo needs the rows in order."""
     rows = analytic.rows(pairwise_judgments_qs(judge=judge, split=split,
-                                          exclude_blocked=exclude_blocked)
+                                               exclude_blocked=exclude_blocked,
+                                               include_trial=include_trial)
                     .order_by().values_list(*RATING_IDS).annotate(n=Count("pk")))
     cells = encoded_rows(rows)
     if cells is None:
@@ -159,12 +178,14 @@ def encoded_rows(rows: list[tuple]):
 
 
 def comparison_majorities(*, judge: str = HUMAN, split: str = "all",
-                          exclude_blocked: bool = False) -> list[dict]:
+                          exclude_blocked: bool = False,
+                          include_trial: bool = False) -> list[dict]:
     """Per comparison (and turn): the majority of its votes and the agreement level (5/5 …)."""
     votes: dict[tuple, list] = {}
     names: dict[tuple, tuple] = {}
     for uuid, turn, a, b, choice in (
-        pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked)
+        pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked,
+                              include_trial=include_trial)
         .order_by("comparison_id", "turn", "created_at")
         .values_list("comparison__uuid", "turn", "comparison__response_a__model__name",
                      "comparison__response_b__model__name", "choice")):
@@ -191,20 +212,22 @@ def counted_grades():
         .exclude(assignment__task__is_gold=True), "response")
 
 
-def score_judgments_qs(*, judge: str = HUMAN, split: str = "all", exclude_blocked: bool = False):
+def score_judgments_qs(*, judge: str = HUMAN, split: str = "all", exclude_blocked: bool = False,
+                       include_trial: bool = False):
     """One source's counted grades on the split."""
     qs = counted_grades().filter(source=judge).filter(_split_filter(split, "response__instance__"))
     qs = qs.exclude(response__model_id__in=withdrawn_models())
     if exclude_blocked:
         qs = qs.exclude(worker__blocked=True)
-    return qs
+    return without_trial_votes(qs, include_trial)
 
 
 def score_judgments(*, judge: str = HUMAN, split: str = "all",
-                    exclude_blocked: bool = False) -> list[tuple]:
+                    exclude_blocked: bool = False, include_trial: bool = False) -> list[tuple]:
     """``(model, (response id, turn), score)`` rows, what ``judging.scores`` takes."""
     return [(model, (response, turn), score) for model, response, turn, score in
-            score_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked)
+            score_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked,
+                              include_trial=include_trial)
             .order_by("created_at", "pk")
             .values_list("response__model__name", "response_id", "turn", "score")]
 
@@ -259,10 +282,12 @@ def judge_ordering_results(judges: list[str]) -> list[tuple[str, str, str, dict]
 
 
 def comparison_sampling_counts(*, judge: str = HUMAN, split: str = "all",
-                               exclude_blocked: bool = False) -> list[tuple[str, int]]:
+                               exclude_blocked: bool = False, include_trial: bool = False
+                               ) -> list[tuple[str, int]]:
     """``[(sampling mode, comparisons)]`` behind a leaderboard's judgments, most first: which
     sampling produced the data (comparisons stored before modes were recorded: "unrecorded")."""
-    counts = (pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked)
+    counts = (pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked,
+                              include_trial=include_trial)
               .order_by().values_list("comparison__sampling")
               .annotate(n=Count("comparison", distinct=True)))
     return sorted(((mode or "unrecorded", n) for mode, n in counts), key=lambda x: (-x[1], x[0]))

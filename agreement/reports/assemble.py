@@ -53,7 +53,8 @@ def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
         response_ids |= {k[0] for rows in scores.by_source.values() for k in rows}
         lengths = selectors.response_word_counts(response_ids)
         bias_section, length_boxes = biases(verdicts, lengths, scores.by_source)
-        feedback = selectors.feedback_judgments(params.split, params.judges)
+        feedback = selectors.feedback_judgments(params.split, params.judges,
+                                                params.include_trial)
         progress("statistics: reliability and ratings", 72)
         reliability, (boards, system, categories) = in_child.result()
     counts = report_counts(verdicts, scores, feedback, accuracy_items)

@@ -44,7 +44,10 @@ SECTIONS = [  # (csv stem prefix, heading, plot stem or None)
     ("win_rate_gap", "Human vs automatic win rate against the reference", None),
 ]
 SOURCE_COLUMNS = {"source", "judge", "judge_a", "judge_b"}
-UNBOUNDED_HIDDEN = {"rating", "ci_low", "ci_high"}
+UNBOUNDED_HIDDEN = {"rating", "ci_low", "ci_high", "ci_text"}
+# Columns only the CSVs and report.json carry: a board's full interval (the page shows
+# ``ci_text``, clipped to what the data supports: ``judging.thin_data``).
+CSV_ONLY = {"ratings": {"ci_low", "ci_high"}}
 
 
 def fmt(v) -> str:
@@ -76,7 +79,8 @@ def row_n(row: dict) -> int | None:
 def table_block(name: str, rows: list[dict]) -> dict:
     """One table: labelled columns, readable cells, small-n rows marked, long tables split
     into the visible rows and the rest."""
-    columns = list(dict.fromkeys(k for r in rows for k in r))
+    hidden = CSV_ONLY.get(name, set())
+    columns = [c for c in dict.fromkeys(k for r in rows for k in r) if c not in hidden]
     matrix = name.startswith("agreement_")
     out_rows = []
     for r in rows:
@@ -146,24 +150,36 @@ def _share(p: dict | None) -> dict | None:
             f"{numbers.readable('accuracy', low)} – {numbers.readable('accuracy', high)}"}
 
 
+CHANCE = 0.5  # a forced choice between two responses: agreeing half the time is chance
+
+
 def summary(data: dict) -> dict:
     """The report in a few lines: every automatic source ranked by its accuracy against the
     human majority (95% Wilson CI), the best judge and the best metric, whether the leader's
-    interval overlaps the runner-up's, and the humans' own reliability."""
+    interval overlaps the runner-up's, and the humans' own reliability.
+
+    A source *beats chance* when its interval's lower bound is above 50%. Only such a source
+    can be called best; when no judge (metric, source at all) does, the summary says so
+    instead of naming a leader that may be no better than a coin."""
     ranking = []
     for src, acc in (data.get("accuracy") or {}).items():
         share = _share(acc.get("overall")) if "error" not in acc else None
         if share:
             ranking.append({"source": src, "label": source_label(src),
                             "kind": "metric" if src.startswith("metric:") else "judge",
-                            "small": (share["n"] or 0) < labels.SMALL_N, **share})
+                            "small": (share["n"] or 0) < labels.SMALL_N,
+                            "beats_chance": share["low"] is not None and share["low"] > CHANCE,
+                            **share})
     ranking.sort(key=lambda r: (-r["estimate"], -(r["n"] or 0), r["source"]))
-    best = {}
+    best, below_chance = {}, {}
     for kind in ("judge", "metric"):
         of_kind = [r for r in ranking if r["kind"] == kind]
-        if of_kind:
-            leader = dict(of_kind[0])
-            runner = of_kind[1] if len(of_kind) > 1 else None
+        above = [r for r in of_kind if r["beats_chance"]]
+        below_chance[kind] = bool(of_kind) and not above
+        if above:
+            leader = dict(above[0])
+            others = [r for r in of_kind if r["source"] != leader["source"]]
+            runner = others[0] if others else None
             leader["runner_up"] = runner["label"] if runner else ""
             leader["tied"] = bool(runner and runner["estimate"] == leader["estimate"])
             leader["clear"] = bool(runner and runner["high"] is not None
@@ -181,7 +197,11 @@ def summary(data: dict) -> dict:
                 f"{numbers.readable('alpha_nominal', ci[0])} – "
                 f"{numbers.readable('alpha_nominal', ci[1])}"})
     return {"ranking": ranking, "best_judge": best.get("judge"),
-            "best_metric": best.get("metric"), "reliability": reliability}
+            "best_metric": best.get("metric"), "reliability": reliability,
+            "no_source_beats_chance": bool(ranking) and not any(r["beats_chance"]
+                                                                for r in ranking),
+            "no_judge_beats_chance": below_chance["judge"],
+            "no_metric_beats_chance": below_chance["metric"]}
 
 
 def toc(sections_: list[dict], *, summary_: bool, extra: list[tuple[str, str]] = ()

@@ -104,8 +104,12 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "judge_means": ("Judge mean scores", "Per model, in the order of Models"),
     "responses_per_model": ("Responses per model", ""),
     "rating": ("Rating", "Bradley–Terry rating on the Elo scale (match-weighted mean 1000)"),
-    "rank": ("Rank", "Rank from the 95% CIs: a model ranks below another only when their "
-                     "intervals do not overlap"),
+    "rank": ("Rank", "Rank from the 95% CIs among the ranked models: a model ranks below "
+                     "another only when their intervals do not overlap; none for a "
+                     "provisional model"),
+    "provisional": ("Provisional", "Fewer matches than LEADERBOARD_MIN_MATCHES: not ranked"),
+    "ci_text": ("95% CI (shown)", "The interval within the span the ranked models' "
+                                  "intervals cover; an end past it reads below / above"),
     "elo": ("Online Elo", "Elo updated judgment by judgment in time order (order-dependent)"),
     "matches": ("Matches", "Judgments involving the model"),
     "win_rate_vs_reference": ("Win rate vs reference", "Share of comparisons with the reference "
@@ -185,7 +189,10 @@ SECTION_INTROS: dict[str, str] = {
                "lost (or won) every one of its matches under a source has no finite rating: "
                "it is marked 'never won' ('never lost'), shown as — and not plotted. Under a "
                "reference metric this is typically the reference model itself, whose own text "
-               "is scored against the instance's reference like any other response.",
+               "is scored against the instance's reference like any other response. A model "
+               "with fewer matches than the board's minimum is provisional: listed, not "
+               "ranked. The shown interval stays within the span the ranked models' "
+               "intervals cover (the CSV keeps the full one).",
     "system_correlation": "Does each source rank the models the way the humans do?",
     "category_win_rates": "Per category, how often each model beats the reference.",
     "position_bias": "Whether the response shown first is preferred more than half the time.",

@@ -7,14 +7,20 @@ Bradley-Terry rating: the fit's tiny ridge keeps it finite but far out (the demo
 sits at -1,168 under BLEU-4 because its own text scores below every model's against the
 instance's reference text, so it never wins). Such rows are marked ``unbounded`` ("never won" /
 "never lost"): their rating only says "below (above) everyone", and the page says so.
+
+Thin data is handled as on the leaderboard page (``judging.thin_data``): a model with fewer
+than ``LEADERBOARD_MIN_MATCHES`` matches under a source is provisional (no rank, listed last),
+ranks are among the ranked models, and ``ci_text`` is the interval clipped to the ranked span.
 """
 from __future__ import annotations
 
 import warnings
 from collections import defaultdict
 
+from django.conf import settings
+
 from agreement import statistics as st
-from judging import ratings
+from judging import ratings, thin_data
 from judging.models import Judgment
 
 from .guarded import statistic_or_error
@@ -68,6 +74,7 @@ def leaderboards(verdicts: PairwiseVerdicts, seed: int, rounds: int
     """({source: leaderboard}, {source: system correlation with the human board},
     {source: {category: {model: win rate vs the reference}}})."""
     keys = verdicts.main_items()
+    min_matches = settings.LEADERBOARD_MIN_MATCHES
     boards, system, categories = {}, {}, {}
     for src in [Judgment.HUMAN, *verdicts.automatic]:
         rows, rows_by_category = _rating_rows(verdicts, src, keys)
@@ -84,12 +91,14 @@ def leaderboards(verdicts: PairwiseVerdicts, seed: int, rounds: int
             boards[src] = {"error": str(exc)}
             continue
         unbounded = unbounded_models(rows)
-        boards[src] = {"n_judgments": len(rows), "rows": [
+        settled, span = thin_data.settle([
             {"model": r.model, "rating": r.bt_rating, "ci_low": r.ci_low, "ci_high": r.ci_high,
-             "rank": r.rank, "elo": r.elo, "matches": r.matches,
+             "elo": r.elo, "matches": r.matches,
              "win_rate_vs_reference": r.win_rate_vs_reference,
              "n_vs_reference": r.n_vs_reference, "unbounded": unbounded.get(r.model)}
-            for r in table]}
+            for r in table], min_matches)
+        boards[src] = {"n_judgments": len(rows), "min_matches": min_matches,
+                       "ci_span": list(span) if span else None, "rows": settled}
         if reference is not None:
             per_category = {}
             for category, category_rows in sorted(rows_by_category.items()):

@@ -15,13 +15,14 @@ class ReportParams:
     metrics: list[str] = field(default_factory=lambda: list(DEFAULT_METRICS))
     bootstrap_rounds: int = 1000
     exclude_blocked: bool = False
+    include_trial: bool = False  # count the votes of trial batches (left out by default)
     judge_families: dict[str, str] = field(default_factory=dict)
     metric_options: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return {"judges": self.judges, "split": self.split, "seed": self.seed,
                 "metrics": list(self.metrics), "bootstrap_rounds": self.bootstrap_rounds,
-                "exclude_blocked": self.exclude_blocked,
+                "exclude_blocked": self.exclude_blocked, "include_trial": self.include_trial,
                 "judge_families": dict(self.judge_families),
                 "metric_options": dict(self.metric_options)}
 

@@ -197,7 +197,8 @@ def agreement_heatmap(name: str, matrix: dict):
 
 
 def ratings_ci(data: dict):
-    """Bradley-Terry ratings per model and source, with bootstrap 95 % CIs."""
+    """Bradley-Terry ratings per model and source, with bootstrap 95 % CIs cut at the
+    board's span (``judging.thin_data``)."""
     plt = _pyplot()
     colors = source_colors(data)
     boards = {s: {**b, "rows": [r for r in b["rows"] if not r.get("unbounded")]}
@@ -218,8 +219,11 @@ def ratings_ci(data: dict):
         rows = {r["model"]: r for r in b["rows"]}
         ys = [i + k * step for i, m in enumerate(models) if m in rows]
         xs = [rows[m]["rating"] for m in models if m in rows]
-        err = [[rows[m]["rating"] - rows[m]["ci_low"] for m in models if m in rows],
-               [rows[m]["ci_high"] - rows[m]["rating"] for m in models if m in rows]]
+        lo, hi = b.get("ci_span") or (float("-inf"), float("inf"))  # as the table shows it
+        err = [[max(0.0, rows[m]["rating"] - max(rows[m]["ci_low"], lo))
+                for m in models if m in rows],
+               [max(0.0, min(rows[m]["ci_high"], hi) - rows[m]["rating"])
+                for m in models if m in rows]]
         ax.errorbar(xs, ys, xerr=err, fmt="o", ms=4, capsize=3, label=source_label(src),
                     color=colors[src])
     ax.set_yticks([i + 0.4 - step / 2 for i in range(len(models))], models, fontsize=8)

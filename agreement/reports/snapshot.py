@@ -78,6 +78,7 @@ def report_snapshot(verdicts: PairwiseVerdicts, scores: ScoreAnalysis, counts: d
                                                  if s != Judgment.HUMAN),
                     "metrics": list(params.metrics),
                     "exclude_blocked": params.exclude_blocked,
+                    "include_trial": params.include_trial,
                     "main_turns": list(verdicts.main_turns)},
         "seed": seed,
         "bootstrap_rounds": rounds,

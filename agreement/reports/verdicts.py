@@ -105,7 +105,8 @@ def gather_pairwise_verdicts(params: ReportParams,
                          "(call services.metric_scores.metric_scores_ensure first)")
     verdicts = PairwiseVerdicts(
         params,
-        selectors.pairwise_data(params.split, params.judges, params.exclude_blocked),
+        selectors.pairwise_data(params.split, params.judges, params.exclude_blocked,
+                                params.include_trial),
         selectors.split_turns(params.split),
         reference_model_name())
     for metric in params.metrics:

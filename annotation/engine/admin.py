@@ -24,6 +24,7 @@ from annotation.engine.services.batches import (
     BATCH_BUDGET,
     REWARD,
     batch_create_from_rows,
+    batch_create_sample,
     batch_set_status,
     rows_from_upload,
 )
@@ -76,6 +77,11 @@ class BatchUploadForm(forms.Form):
         required=False, label="HIT options",
         help_text="The HIT type's per-batch settings as JSON (listed per type below); blank: "
                   "the type's defaults.")
+    trial = forms.BooleanField(
+        required=False, label="Trial batch",
+        help_text="For trying things out: its votes are kept and shown in its own results and "
+                  "review, but counted on no leaderboard or report unless an analyst includes "
+                  "trial batches.")
     file = forms.FileField(help_text="CSV or JSONL, one task per row")
 
     def __init__(self, *args, **kwargs):
@@ -96,9 +102,9 @@ class BatchMoneyForm(forms.ModelForm):
 @admin.register(Batch)
 class BatchAdmin(BatchResultsAdminMixin, admin.ModelAdmin):
     form = BatchMoneyForm
-    list_display = ("title", "hit_type", "status", "assignments_per_task", "reward", "progress",
-                    "cost", "money_links", "created_at")
-    list_filter = ("status", "hit_type", "provider")
+    list_display = ("title", "hit_type", "status", "trial", "assignments_per_task", "reward",
+                    "progress", "cost", "money_links", "created_at")
+    list_filter = ("status", "hit_type", "provider", "trial")
     search_fields = ("title",)
     readonly_fields = ("uuid", "progress", "cost", "results_download")
     actions = ("activate", "pause", "finish", "export_results_csv", "export_results_jsonl",
@@ -142,6 +148,8 @@ class BatchAdmin(BatchResultsAdminMixin, admin.ModelAdmin):
                      name="annotation_batch_upload"),
                 path("upload/sample/", self.admin_site.admin_view(self.sample_view),
                      name="annotation_batch_upload_sample"),
+                path("upload/sample/try/", self.admin_site.admin_view(self.sample_try_view),
+                     name="annotation_batch_upload_sample_try"),
                 *super().get_urls()]
 
     def upload_view(self, request):
@@ -184,9 +192,11 @@ class BatchAdmin(BatchResultsAdminMixin, admin.ModelAdmin):
         cost = upload_help.upload_estimate(provider=batch.provider, reward=batch.reward,
                                            tasks=tasks, n=batch.assignments_per_task)
         budget = "no budget" if batch.budget is None else f"budget ${batch.budget:.2f}"
+        trial = (" It is a trial batch: its votes count on no leaderboard or report unless an "
+                 "analyst includes trial batches." if batch.trial else "")
         self.message_user(request, f"Created “{batch.title}” with {tasks} tasks (a draft; "
                                    f"estimate ${cost.total:.2f}, {budget}). Activate it from "
-                                   f"the list when ready.")
+                                   f"the list when ready.{trial}")
         if batch.min_seconds == 0:
             self.message_user(request, "Minimum seconds is 0: answers of any speed are "
                                        "accepted. Set it on the batch to refuse click-throughs.",
@@ -216,6 +226,21 @@ class BatchAdmin(BatchResultsAdminMixin, admin.ModelAdmin):
         response = HttpResponse(body, content_type=SAMPLE_TYPES[fmt])
         response["Content-Disposition"] = f'attachment; filename="{name}"'
         return response
+
+    def sample_try_view(self, request):
+        """POST ``hit_type``: the HIT type's sample as a trial batch (``batch_create_sample``)."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        if request.method != "POST":
+            return redirect("admin:annotation_batch_upload")
+        try:
+            batch = batch_create_sample(hit_type=request.POST.get("hit_type", ""))
+        except LookupError as exc:
+            raise Http404(str(exc)) from exc
+        except ValidationError as exc:
+            self.message_user(request, "; ".join(exc.messages), messages.ERROR)
+            return redirect("admin:annotation_batch_upload")
+        return self._created(request, batch)
 
     def _move(self, request, queryset, status):
         for batch in queryset:

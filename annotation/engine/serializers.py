@@ -14,7 +14,8 @@ class BatchSerializer(serializers.ModelSerializer):
         model = Batch
         fields = ("uuid", "hit_type", "title", "description", "instructions",
                   "assignments_per_task", "reward", "budget", "lease_seconds", "min_seconds",
-                  "hit_options", "required_qualification", "provider", "status", "created_at")
+                  "hit_options", "required_qualification", "provider", "status", "trial",
+                  "created_at")
         read_only_fields = fields
 
 
@@ -34,6 +35,9 @@ class BatchCreateSerializer(serializers.Serializer):
         required=False, default=dict,
         help_text='The HIT type\'s per-batch settings, e.g. {"answers": "ab_tie", "strength": '
                   'true} for a pairwise batch that offers ties and asks how much better.')
+    trial = serializers.BooleanField(
+        default=False, help_text="its votes count on no leaderboard or report unless an "
+                                 "analyst includes trial batches")
     rows = serializers.ListField(child=serializers.DictField(), allow_empty=False)
 
 

@@ -110,6 +110,10 @@ class Batch(models.Model):
         max_length=16, choices=Worker.Provider.choices, default=Worker.Provider.LOCAL
     )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.DRAFT)
+    trial = models.BooleanField(
+        default=False, help_text="A trial (e.g. the sample an admin tries the product with): "
+        "its votes are kept and shown in its own results and review, but counted on no "
+        "leaderboard or report unless an analyst includes trial batches")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

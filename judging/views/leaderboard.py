@@ -1,7 +1,8 @@
 """Leaderboard page, its PNG plots and its CSV/JSON downloads (analysts only).
 
 One source at a time (``?judge=``): its pairwise board (Bradley-Terry) and, when it grades, its
-score board (mean grade per model), each on its own scale. Every part, the PNG bytes too, comes
+score board (mean grade per model), each on its own scale. Trial batches' votes count only with
+``?include_trial=1`` (the analyst's "Include trial batches"). Every part, the PNG bytes too, comes
 from ``judging.rating_cache``: the page, its plots and downloads share one computation.
 """
 
@@ -13,7 +14,7 @@ from annotation.core.http import request_text
 from annotation.core.permissions import analyst_required
 from annotation.models import InstructionFamily
 
-from .. import rating_cache
+from .. import rating_cache, thin_data
 from ..leaderboards import category_win_rates, leaderboard_csv, score_leaderboard_csv
 from ..models import Judgment
 from ..selectors import BASE_SPLITS, HUMAN, UnknownSplit, submitted_model_names
@@ -29,7 +30,8 @@ def _params(request) -> dict:
     and a plot title)."""
     return {"judge": request_text(request.GET, "judge", max_length=JUDGE_LENGTH) or HUMAN,
             "split": request_text(request.GET, "split", max_length=SPLIT_LENGTH) or "all",
-            "exclude_blocked": request.GET.get("exclude_blocked") == "1"}
+            "exclude_blocked": request.GET.get("exclude_blocked") == "1",
+            "include_trial": request.GET.get("include_trial") == "1"}
 
 
 def _board(request, build=rating_cache.leaderboard):
@@ -50,7 +52,8 @@ def leaderboard_page(request):
                "judges": rating_cache.leaderboard_sources() or [HUMAN],
                "splits": BASE_SPLITS + [f"category:{c}" for c in shown["categories"]],
                "query": request.GET.urlencode(), "sampling": shown["sampling"],
-               "submitted": submitted_model_names()}
+               "submitted": submitted_model_names(), "clip_note": thin_data.CLIP_NOTE,
+               "provisional_note": thin_data.provisional_note(shown["board"].min_matches)}
     return render(request, "judging/leaderboard.html", context)
 
 
@@ -87,16 +90,17 @@ def ratings_plot(request):
     png = rating_cache.get_or_compute(
         "ratings.png", lambda: plots.ratings_png(_board(request)), source=params["judge"],
         params={"split": params["split"], "rounds": ROUNDS},
-        exclude_blocked=params["exclude_blocked"])
+        exclude_blocked=params["exclude_blocked"], include_trial=params["include_trial"])
     return HttpResponse(png, content_type="image/png")
 
 
 @analyst_required
 def category_plot(request):
     params = _params(request)
-    judge, exclude_blocked = params["judge"], params["exclude_blocked"]
+    judge = params["judge"]
+    votes = {"exclude_blocked": params["exclude_blocked"],
+             "include_trial": params["include_trial"]}
     png = rating_cache.get_or_compute(
-        "categories.png", lambda: plots.category_png(
-            category_win_rates(judge, exclude_blocked=exclude_blocked), judge),
-        source=judge, exclude_blocked=exclude_blocked)
+        "categories.png", lambda: plots.category_png(category_win_rates(judge, **votes), judge),
+        source=judge, **votes)
     return HttpResponse(png, content_type="image/png")

@@ -16,22 +16,28 @@ def _png(fig) -> bytes:
 
 
 def ratings_png(board) -> bytes:
-    """Horizontal bars: Bradley-Terry rating with its bootstrap 95 % CI, best on top."""
+    """Horizontal bars: Bradley-Terry rating with its bootstrap 95 % CI, best on top; bars are
+    cut at the board's ``ci_span`` (as the table shows them) and provisional models drawn
+    hollow, below the ranked ones."""
     plt = _pyplot()
     rows = list(reversed(board.rows))
     fig, ax = plt.subplots(figsize=(7, 0.45 * max(len(rows), 2) + 1.2))
     if rows:
         y = range(len(rows))
+        lo, hi = board.ci_span or (float("-inf"), float("inf"))
         values = [r["rating"] for r in rows]
-        err = [[r["rating"] - r["ci_low"] for r in rows], [r["ci_high"] - r["rating"] for r in rows]]
+        err = [[max(0.0, r["rating"] - max(r["ci_low"], lo)) for r in rows],
+               [max(0.0, min(r["ci_high"], hi) - r["rating"]) for r in rows]]
         colors = ["#b7791f" if r["is_reference"] else "#2b6cb0" for r in rows]
+        faces = ["none" if r.get("provisional") else c for r, c in zip(rows, colors, strict=True)]
         ax.errorbar(values, list(y), xerr=err, fmt="none", ecolor="#444", capsize=4)
-        ax.scatter(values, list(y), c=colors, zorder=3)
-        ax.set_yticks(list(y), [r["model"] for r in rows])
+        ax.scatter(values, list(y), edgecolors=colors, facecolors=faces, zorder=3)
+        ax.set_yticks(list(y), [r["model"] + (" (provisional)" if r.get("provisional") else "")
+                                for r in rows])
         ax.axvline(1000, color="#bbb", lw=0.8, ls="--")
     else:
         ax.text(0.5, 0.5, "no judgments yet", ha="center", va="center", transform=ax.transAxes)
-    ax.set_xlabel("Bradley-Terry rating (Elo scale), 95 % bootstrap CI")
+    ax.set_xlabel("Bradley-Terry rating (Elo scale), 95 % bootstrap CI (cut at the ranked span)")
     ax.set_title(f"{board.judge} · {board.split} · {board.judgments} judgments")
     return _png(fig)
 

@@ -195,8 +195,10 @@ def test_analysts_day(page_for, analyst, held_report):
     # Leaderboard, from the home's list of judgment sources.
     page.locator("#leaderboards a", has_text="human").click()
     page.wait_for_url("**/leaderboard/**")
-    board = page.locator("#leaderboard tbody")
-    assert sorted(board.locator("tr td:nth-child(2)").all_inner_texts()) == ["M1", "M2", "M3"]
+    # the study's models have fewer than LEADERBOARD_MIN_MATCHES matches: listed, unranked
+    board = page.locator("#provisional tbody")
+    assert sorted(t.split()[0] for t in board.locator("tr td:nth-child(2)").all_inner_texts()
+                  ) == ["M1", "M2", "M3"]
     assert "by human" in page.locator("#summary").inner_text()
 
     # A report: the page answers at once with a progress bar, then becomes the report.

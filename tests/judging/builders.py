@@ -1,5 +1,7 @@
-"""Builders for judging tests: instances, models, responses, conversations, rubrics."""
+"""Builders for judging tests: instances, models, responses, comparisons, conversations,
+rubrics, and crowd votes cast through the engine."""
 import itertools
+from datetime import timedelta
 
 from annotation.models import (
     ConversationTurn,
@@ -9,7 +11,7 @@ from annotation.models import (
     InstructionFamily,
     ScoreRubric,
 )
-from judging.models import EvalModel, Response
+from judging.models import Comparison, EvalModel, Response
 
 _ids = itertools.count(1)
 
@@ -46,6 +48,33 @@ def models(*names, reference=None):
 def respond(inst, model, text=None, turn=0):
     return Response.objects.create(instance=inst, model=model, turn=turn,
                                    text=text or f"{model.name} says something about {inst.pk}/{turn}")
+
+
+def comparison(model_a, model_b):
+    """A comparison of the two models' responses on a new instance."""
+    inst = instance()
+    return Comparison.objects.create(instance=inst, response_a=respond(inst, model_a),
+                                     response_b=respond(inst, model_b))
+
+
+def crowd_batch(comparisons_and_votes, workers, **batch_options):
+    """One active forced-choice batch over ``(comparison, votes)`` pairs, ``votes[k]`` cast by
+    ``workers[k]`` through the engine (claim, submit); returns the batch."""
+    from annotation.engine.services.batches import batch_create_from_rows, batch_set_status
+    from annotation.engine.services.claims import task_claim_next
+    from annotation.engine.services.submissions import assignment_submit
+    from annotation.models import Batch
+
+    batch = batch_create_from_rows(
+        hit_type="pairwise_ab", title="crowd", assignments_per_task=len(workers),
+        rows=[{"comparison": str(c.uuid)} for c, _ in comparisons_and_votes], **batch_options)
+    batch_set_status(batch, Batch.Status.ACTIVE)
+    plan = {str(c.uuid): votes for c, votes in comparisons_and_votes}
+    for k, worker in enumerate(workers):
+        while (a := task_claim_next(batch=batch, worker=worker)) is not None:
+            assignment_submit(assignment=a, data={"choice": plan[a.task.payload["comparison"]][k]},
+                              now=a.claimed_at + timedelta(seconds=5))
+    return batch
 
 
 def conversation(model_a, model_b):

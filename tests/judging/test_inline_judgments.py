@@ -184,7 +184,7 @@ def test_rubric_inline_records_the_score_of_the_named_models_response():
     batch = _batch("rubric_score", hit.example_rows, n=2)
     for worker in make_workers(2):
         _work(batch, worker, lambda page: {
-            "score": 4 if page["response_text"].startswith("The clock") else 2,
+            "score": 4 if page["response_text"].startswith("There are four") else 2,
             "feedback": "Reads the image carefully and answers the question."})
     scores = Judgment.objects.filter(kind=Judgment.Kind.SCORE, assignment__isnull=False)
     assert scores.count() == 4

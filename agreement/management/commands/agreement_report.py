@@ -24,6 +24,8 @@ class Command(BaseCommand):
                             help="Comma-separated metrics ('' for none)")
         parser.add_argument("--bootstrap", type=int, default=1000, help="Bootstrap rounds")
         parser.add_argument("--exclude-blocked", action="store_true")
+        parser.add_argument("--include-trial", action="store_true",
+                            help="count the votes of trial batches (left out by default)")
         parser.add_argument("--judge-family", action="append", default=[],
                             metavar="JUDGE=FAMILY", help="For self-preference (repeatable)")
         parser.add_argument("--title", default="")
@@ -35,7 +37,8 @@ class Command(BaseCommand):
             raise CommandError("--judge-family takes JUDGE=FAMILY") from None
         params = {"judges": o["judges"], "split": o["split"], "seed": o["seed"],
                   "metrics": o["metrics"], "bootstrap_rounds": o["bootstrap"],
-                  "exclude_blocked": o["exclude_blocked"], "judge_families": families}
+                  "exclude_blocked": o["exclude_blocked"], "include_trial": o["include_trial"],
+                  "judge_families": families}
         try:
             report = report_generate(params, title=o["title"], created_by="manage.py")
         except ValueError as exc:

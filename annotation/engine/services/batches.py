@@ -124,6 +124,21 @@ def batch_create_from_rows(
     return batch
 
 
+def batch_create_sample(*, hit_type: str) -> Batch:
+    """The HIT type's sample rows (``example_rows``, the upload page's sample file) as a
+    *trial* batch: what an admin tries the product with. A local, unpaid draft with one
+    assignment per task, so one person can finish it. Its votes are kept and shown in its own
+    results and review, but counted on no leaderboard or report unless an analyst includes
+    trial batches: a try-out never reaches the main boards."""
+    hit = get_hit_type(hit_type)
+    if not hit.example_rows:
+        raise RowError(f"HIT type {hit_type!r} has no sample rows")
+    return batch_create_from_rows(
+        hit_type=hit_type, title=f"Sample: {hit.title}", rows=hit.example_rows,
+        assignments_per_task=1, description="Trial batch made from the upload page's sample",
+        trial=True)
+
+
 def batch_set_status(batch: Batch, status: str) -> Batch:
     allowed = {
         Batch.Status.DRAFT: {Batch.Status.ACTIVE},

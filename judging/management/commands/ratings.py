@@ -27,12 +27,15 @@ class Command(BaseCommand):
         parser.add_argument("--rounds", type=int, default=1000, help="Bootstrap rounds")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--exclude-blocked", action="store_true")
+        parser.add_argument("--include-trial", action="store_true",
+                            help="count the votes of trial batches (left out by default)")
 
     def handle(self, *args, **opts):
         build, to_csv = BOARDS[opts["board"]]
         try:
             board = build(opts["judge"], opts["split"], bootstrap_rounds=opts["rounds"],
-                          seed=opts["seed"], exclude_blocked=opts["exclude_blocked"])
+                          seed=opts["seed"], exclude_blocked=opts["exclude_blocked"],
+                          include_trial=opts["include_trial"])
         except UnknownSplit as exc:
             raise CommandError(str(exc)) from exc
         if opts["format"] == "json":
