@@ -354,3 +354,12 @@ def _user_with_roles_query(roles: int):
               f" WHERE {link.col(link_user)} = {u.col('pk')} AND {group.col('name')} = %s)")
     flags = "".join(f", {member}" for _ in range(roles))
     return u, f"SELECT {u.sql()}{flags} FROM {u.table()} WHERE {u.col('pk')} = %s"
+
+
+def advisory_xact_lock(key: int, using: str = "default") -> None:
+    """Hold a PostgreSQL advisory lock until the caller's transaction ends (the ORM has none);
+    elsewhere nothing: SQLite runs write transactions one at a time (``IMMEDIATE``)."""
+    conn = connections[using]
+    if conn.vendor == "postgresql":
+        with conn.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])

@@ -2,6 +2,8 @@
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 
+from annotation.core.jobs import JobsBusy
+
 from .models import Judge, JudgeCall, JudgeRun
 from .services import judge_run_cancel, judge_run_resume
 from .templates import TemplateError, parse_template, shipped_names
@@ -62,6 +64,8 @@ class JudgeRunAdmin(admin.ModelAdmin):
                 judge_run_resume(run)
             except ValidationError as exc:
                 messages.error(request, f"{run.uuid}: {'; '.join(exc.messages)}")
+            except JobsBusy as exc:
+                messages.error(request, f"{run.uuid}: {exc.message}")
 
 
 @admin.register(JudgeCall)
