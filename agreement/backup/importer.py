@@ -25,6 +25,8 @@ from django.core.management.color import no_style
 from django.core.serializers.base import DeserializationError
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 
+from annotation.core.jobs import occupying
+
 from . import manifest as manifest_lib
 from .contents import (
     MERGED_BY_NAME,
@@ -231,7 +233,13 @@ def reset_sequences(using: str = DEFAULT_DB_ALIAS) -> int:
 
 
 def import_study(path: str | os.PathLike, *, using: str = DEFAULT_DB_ALIAS) -> dict:
-    """Restore the archive at ``path`` (all or nothing); its manifest. BackupError on refusal."""
+    """Restore the archive at ``path`` (all or nothing); its manifest. BackupError on refusal.
+    Counted against the job cap while it runs; one restore at a time (``JobsBusy``)."""
+    with occupying("study_restore", fingerprint=""):
+        return _import_study(path, using)
+
+
+def _import_study(path: str | os.PathLike, using: str) -> dict:
     with _open(path) as zf:
         manifest = _read_manifest(zf)
         _check_members(zf, manifest)
