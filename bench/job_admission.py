@@ -5,7 +5,8 @@ On a fresh database, ``admit`` runs inside a transaction that is rolled back (th
 count of every source's queued and running rows, the dedupe check), CALLS times per round:
 with no job queued, and with the global cap's worth queued (two reports, a metric run and a
 judge run of UNITS units of the same owner and judge, so its fingerprint is read from its units:
-the worst case). Prints milliseconds per admission: median over rounds and the spread.
+the worst case); for scale, a transaction of one SELECT 1. Prints milliseconds per call:
+median over rounds and the spread.
 """
 import argparse
 import os
@@ -73,6 +74,18 @@ def _round(calls: int, judge_id: int, items: list[str]) -> float:
     return (time.perf_counter() - start) / calls * 1000
 
 
+def _baseline(calls: int) -> float:
+    """A transaction of one ``SELECT 1``, for scale (the machine's round trips)."""
+    from django.db import connection, transaction
+
+    start = time.perf_counter()
+    for _ in range(calls):
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            transaction.set_rollback(True)
+    return (time.perf_counter() - start) / calls * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -80,12 +93,14 @@ def main() -> None:
     rounds, calls = (2, 20) if args.quick else (9, 100)
     _setup()
     items = [str(uuid.uuid4())]
+    base = [_baseline(calls) for _ in range(rounds)]
     idle = [_round(calls, 0, items) for _ in range(rounds)]
     judge_id, items = _fill()
     busy = [_round(calls, judge_id, items) for _ in range(rounds)]
-    for label, times in (("no job queued", idle),
+    for label, times in (("for scale, a transaction of SELECT 1", base),
+                         ("no job queued", idle),
                          (f"4 queued, a {UNITS:,}-unit run fingerprinted", busy)):
-        print(f"{label}: {statistics.median(times):.2f} ms per admission "
+        print(f"{label}: {statistics.median(times):.2f} ms per call "
               f"(rounds {min(times):.2f}-{max(times):.2f}, {rounds} x {calls})")
 
 
