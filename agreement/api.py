@@ -49,7 +49,9 @@ class ReportCreateSerializer(serializers.Serializer):
 class ReportViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
                     mixins.CreateModelMixin, viewsets.GenericViewSet):
     """GET list / detail (detail includes ``data``, the full report.json); POST queues a new
-    report and answers 202 with its uuid; GET ``…/json/`` returns report.json alone."""
+    report and answers 202 with its uuid (an identical report already queued or running is
+    answered instead; past the job caps 429 with Retry-After); GET ``…/json/`` returns
+    report.json alone."""
 
     permission_classes = [IsAnalyst]
     lookup_field = "uuid"
@@ -99,7 +101,8 @@ class MetricRunSerializer(serializers.ModelSerializer):
 
 class MetricRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
                        mixins.CreateModelMixin, viewsets.GenericViewSet):
-    """POST {"metrics": [...], "options": {"seed": 0}} queues a batch run (202)."""
+    """POST {"metrics": [...], "options": {"seed": 0}} queues a batch run (202; an identical
+    run already queued or running is answered instead; past the job caps 429 + Retry-After)."""
 
     permission_classes = [IsAnalyst]
     lookup_field = "uuid"

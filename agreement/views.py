@@ -11,6 +11,7 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_POST
 
 from annotation.core.db_text import storage_problem
+from annotation.core.jobs import JobsBusy
 from annotation.core.permissions import analyst_required
 from judging.selectors import BASE_SPLITS, HUMAN, category_names, judge_names
 
@@ -74,6 +75,9 @@ def report_start(request):
     except (ValueError, UnknownMetric) as exc:
         messages.error(request, f"Report not started: {exc}")
         return redirect("agreement:report_list")
+    except JobsBusy as exc:  # too many reports, runs and builds queued: say so, keep the form
+        messages.error(request, exc.message)
+        return redirect("agreement:report_list")
     return redirect("agreement:report_detail", report_uuid=report.uuid)
 
 
@@ -113,8 +117,12 @@ def report_status(request, report_uuid):
 @require_POST
 def report_restart(request, report_uuid):
     report = get_object_or_404(Report, uuid=report_uuid)
-    if not restart_report(report):
-        messages.error(request, "Only a failed report can be started again.")
+    try:
+        if not restart_report(report):
+            messages.error(request, "Only a failed report can be started again, and not while "
+                                    "an identical one is queued or running.")
+    except JobsBusy as exc:
+        messages.error(request, exc.message)
     return redirect("agreement:report_detail", report_uuid=report.uuid)
 
 

@@ -202,6 +202,14 @@ CELERY_TASK_ROUTES = {
     "annotation.providers.tasks.*": {"queue": "providers"},
     "annotation.webhooks.*": {"queue": "providers"},  # outbound calls, like the marketplaces'
 }
+# Expensive jobs (report builds, metric runs, judge runs) queued or running at once: per person
+# and in all (annotation.core.jobs); past either a start is refused (API: 429 + Retry-After).
+JOBS_MAX_PER_USER = env_int("JOBS_MAX_PER_USER", 2)
+JOBS_MAX_GLOBAL = env_int("JOBS_MAX_GLOBAL", 4)
+JOBS_RETRY_AFTER = env_int("JOBS_RETRY_AFTER", 60)  # seconds, the refusal's Retry-After
+if min(JOBS_MAX_PER_USER, JOBS_MAX_GLOBAL, JOBS_RETRY_AFTER) < 1:
+    raise ImproperlyConfigured("JOBS_MAX_PER_USER, JOBS_MAX_GLOBAL and JOBS_RETRY_AFTER must be "
+                               "at least 1")
 CELERY_BEAT_SCHEDULE = {
     "expire-leases": {"task": "annotation.tasks.expire_leases", "schedule": 60.0},
     "finish-completed-batches": {"task": "annotation.tasks.finish_completed_batches",
@@ -237,6 +245,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # ?limit= at most annotation.core.rest.MAX_PAGE_SIZE (clamped); JSON bodies at most
     # MAX_JSON_DEPTH deep (400 beyond).
+    "EXCEPTION_HANDLER": "annotation.core.rest.exception_handler",  # JobsBusy -> 429
     "DEFAULT_PAGINATION_CLASS": "annotation.core.rest.LimitOffsetPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_PARSER_CLASSES": [

@@ -8,3 +8,6 @@ class JudgingConfig(AppConfig):
 
     def ready(self) -> None:
         from . import hits  # noqa: F401  registers the rating HIT types
+        from .judges import jobs
+
+        jobs.register()  # judge runs count against the job caps

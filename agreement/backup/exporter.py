@@ -17,6 +17,8 @@ import django
 from django.core.files.storage import default_storage
 from django.db import DEFAULT_DB_ALIAS, connections, transaction
 
+from annotation.core.jobs import occupying
+
 from . import manifest as manifest_lib
 from .contents import (
     MERGED_BY_NAME,
@@ -58,7 +60,14 @@ def _copy_media(zf: zipfile.ZipFile, name: str) -> dict:
 
 
 def export_study(path: str | os.PathLike, *, using: str = DEFAULT_DB_ALIAS) -> dict:
-    """Write the whole study to the zip at ``path`` (replaced if it exists); the manifest."""
+    """Write the whole study to the zip at ``path`` (replaced if it exists); the manifest.
+    Counted against the job cap while it runs (``JobsBusy`` past it, or while a backup to the
+    same path runs)."""
+    with occupying("study_backup", fingerprint=str(Path(path).resolve())):
+        return _export_study(path, using)
+
+
+def _export_study(path: str | os.PathLike, using: str) -> dict:
     target = Path(path)
     partial = target.with_name(target.name + ".partial")
     files, rows, labels = {}, {}, []

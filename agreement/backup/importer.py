@@ -32,6 +32,7 @@ from django.db import (
     transaction,
 )
 
+from annotation.core.jobs import occupying
 from annotation.core.row_checks import database_refusal, object_problem
 
 from . import manifest as manifest_lib
@@ -261,7 +262,13 @@ def reset_sequences(using: str = DEFAULT_DB_ALIAS) -> int:
 
 
 def import_study(path: str | os.PathLike, *, using: str = DEFAULT_DB_ALIAS) -> dict:
-    """Restore the archive at ``path`` (all or nothing); its manifest. BackupError on refusal."""
+    """Restore the archive at ``path`` (all or nothing); its manifest. BackupError on refusal.
+    Counted against the job cap while it runs; one restore at a time (``JobsBusy``)."""
+    with occupying("study_restore", fingerprint=""):
+        return _import_study(path, using)
+
+
+def _import_study(path: str | os.PathLike, using: str) -> dict:
     with _open(path) as zf:
         manifest = _read_manifest(zf)
         _check_members(zf, manifest)

@@ -19,7 +19,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from agreement import metrics as metric_lib
+from annotation.core.jobs import admit
 
+from ..jobs import METRIC_RUN, metric_run_fingerprint
 from ..models import MetricRun, MetricScore
 from ..selectors import (
     MetricTarget,
@@ -176,7 +178,9 @@ def metric_run_start(metrics: list[str], *, options: dict | None = None,
     """Record a batch computation and the configuration each metric will run with (failing
     now, e.g. without a BERTScore model or WordNet, not in the worker). With ``queue`` the run
     is worked after commit by a broker's worker, or without one by a thread of this process
-    (never the request that asked); otherwise the caller works it (``metric_run_work``)."""
+    (never the request that asked) — admitted by the job caps first: an identical queued or
+    running run is returned instead, past a cap ``JobsBusy`` (``annotation.core.jobs``);
+    otherwise the caller works it (``metric_run_work``)."""
     metrics = check_metrics(metrics)
     options = options or {}
     targets = metric_targets()
@@ -185,6 +189,9 @@ def metric_run_start(metrics: list[str], *, options: dict | None = None,
         config = metric_config(name, options)
         configs[name] = {"config": config, "config_hash": config_hash(config, targets)}
     with transaction.atomic():
+        if queue and (existing := admit(METRIC_RUN, owner=created_by,
+                                        fingerprint=metric_run_fingerprint(metrics, options))):
+            return MetricRun.objects.get(pk=existing.pk)
         run = MetricRun.objects.create(metrics=metrics, options=options, configs=configs,
                                        total=len(targets) * len(metrics),
                                        created_by=created_by, created_at=timezone.now())

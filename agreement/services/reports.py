@@ -18,8 +18,10 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.core.jobs import admit
 from annotation.webhooks.services import webhook_emit
 
+from ..jobs import REPORT, report_fingerprint
 from ..models import Report, ReportFile
 from ..reports.params import ReportParams
 from .metric_scores import metric_scores_ensure
@@ -47,22 +49,32 @@ def report_create(params: dict, *, title: str = "", created_by: str = "") -> Rep
 
 def report_start(params: dict, *, title: str = "", created_by: str = "") -> Report:
     """Record a pending report and queue its build after commit: a broker's worker builds it,
-    or without one a thread of this process — never the request that asked (a report takes
-    tens of seconds). Its status shows the progress; a failure records why."""
+    or without one this process's job thread — never the request that asked (a report takes
+    tens of seconds). Its status shows the progress; a failure records why. The same request
+    while an identical report is queued or running returns that report; past the job caps it
+    raises ``JobsBusy`` and records nothing (``annotation.core.jobs``)."""
     from ..tasks import enqueue_build_report
 
+    checked = ReportParams.from_dict(params).as_dict()
     with transaction.atomic():
-        report = report_create(params, title=title, created_by=created_by)
+        existing = admit(REPORT, owner=created_by, fingerprint=report_fingerprint(checked))
+        if existing is not None:
+            return Report.objects.get(pk=existing.pk)
+        report = report_create(checked, title=title, created_by=created_by)
         transaction.on_commit(lambda: enqueue_build_report(report.pk))
     return report
 
 
 def report_restart(report: Report) -> bool:
     """Queue a failed report again (same row, same parameters: a build starts from scratch, so
-    this is safe); False when it is not failed (already done, or running)."""
+    this is safe); False when it is not failed (already done, or running) or an identical
+    report is queued or running. Past the job caps: ``JobsBusy``."""
     from ..tasks import enqueue_build_report
 
     with transaction.atomic():
+        if admit(REPORT, owner=report.created_by, fingerprint=report_fingerprint(report.params),
+                 replacing=report) is not None:
+            return False
         restarted = Report.objects.filter(pk=report.pk, status=Report.Status.FAILED).update(
             status=Report.Status.PENDING, error="", stage="", progress=0, started_at=None,
             finished_at=None)

@@ -1,9 +1,11 @@
 """Long work never runs inside a web request.
 
 ``run_outside_request(task, args)`` hands a Celery task to the broker's workers when one is
-configured. With the embedded default (no broker, Celery eager) it runs the task in a thread of
-this process instead of in the caller, so the request that asked for it answers at once and the
-job's own row (status pending → running → done/failed) shows its progress.
+configured. With the embedded default (no broker, Celery eager) it puts the task on this
+process's queue, which one thread works through one job at a time (eight reports asked for at
+once build one after another, not side by side in a web worker): the request that asked answers
+at once and the job's own row (status pending → running → done/failed) shows its progress.
+How many may wait is capped before they get here (``core.jobs``).
 
 A thread dies with its process: if the process exits while a job runs (a restart, gunicorn
 recycling a worker, Ctrl-C on runserver), ``on_interrupted`` records why on the job, and the
@@ -15,6 +17,7 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 
 from django.db import connections
@@ -26,20 +29,28 @@ INTERRUPTED = ("Interrupted: the process running it stopped before it finished "
 
 _lock = threading.Lock()
 _running: dict[threading.Thread, Callable[[str], None] | None] = {}  # job → on_interrupted
+_queued: deque[tuple] = deque()  # (task, args, on_interrupted) waiting for the runner
+_runner: threading.Thread | None = None  # works through _queued; gone when it is empty
 
 
 def run_outside_request(task, args: Sequence = (), *,
                         on_interrupted: Callable[[str], None] | None = None,
                         ) -> threading.Thread | None:
-    """Queue ``task`` (a Celery task) with a broker, else run it in a new thread; returns the
-    thread (tests join it). ``on_interrupted(reason)`` records a failure the task itself could
-    not (the task raised before recording it, or the process is exiting); it must only touch a
-    job that is still unfinished."""
+    """Queue ``task`` (a Celery task) with a broker, else on this process's queue, worked by
+    one thread a job at a time; returns that thread (tests join it). ``on_interrupted(reason)``
+    records a failure the task itself could not (the task raised before recording it, or the
+    process is exiting, also before it started); it must only touch a job still unfinished."""
+    global _runner
     if not task.app.conf.task_always_eager:
         task.apply_async(tuple(args))  # the queue comes from CELERY_TASK_ROUTES
         return None
-    return _start(_run, (task, tuple(args), on_interrupted), f"job {task.name}{tuple(args)}",
-                  on_interrupted)
+    with _lock:
+        _queued.append((task, tuple(args), on_interrupted))
+        if _runner is None:
+            _runner = threading.Thread(target=_work_queue, name="job runner", daemon=True)
+            _running[_runner] = None
+            _runner.start()
+        return _runner
 
 
 def run_each_outside_request(task, arg_lists: Sequence[Sequence]) -> threading.Thread | None:
@@ -81,14 +92,29 @@ def _start(target, args: tuple, name: str, on_interrupted) -> threading.Thread:
     return thread
 
 
-def _run(task, args: tuple, on_interrupted) -> None:
-    try:
-        task.apply(args, throw=True)
-    except Exception as exc:  # the task records its own failure; this covers what it could not
-        log.exception("background job %s%s failed", task.name, args)
-        _record(on_interrupted, f"{type(exc).__name__}: {exc}")
-    finally:
-        _finished()
+def _work_queue() -> None:
+    """The runner: one queued job after another until none is left, then the thread ends (the
+    next job starts a new one; the check and the hand-over share ``_lock``)."""
+    global _runner
+    me = threading.current_thread()
+    while True:
+        with _lock:
+            if not _queued:
+                _running.pop(me, None)
+                _runner = None
+                break
+            task, args, on_interrupted = _queued.popleft()
+            _running[me] = on_interrupted
+        try:
+            task.apply(args, throw=True)
+        except Exception as exc:  # the task records its own failure; this covers the rest
+            log.exception("background job %s%s failed", task.name, args)
+            _record(on_interrupted, f"{type(exc).__name__}: {exc}")
+        finally:
+            with _lock:
+                if me in _running:  # not when the process is exiting (already recorded)
+                    _running[me] = None
+            connections.close_all()  # this thread's connections only
 
 
 def _run_each(task, arg_lists: list[tuple]) -> None:
@@ -120,7 +146,8 @@ def _record(on_interrupted, reason: str) -> None:
 @atexit.register
 def _interrupt_unfinished() -> None:
     with _lock:
-        pending = list(_running.values())
+        pending = [*_running.values(), *(job[2] for job in _queued)]
         _running.clear()
+        _queued.clear()
     for on_interrupted in pending:
         _record(on_interrupted, INTERRUPTED)

@@ -11,11 +11,15 @@ JSON bodies: nested deeper than ``MAX_JSON_DEPTH`` arrays/objects are a 400, lik
 malformed body, so no code after the parser (serializers, ``storage_problem``, ``json.dumps``
 into a jsonb column) can recurse past Python's limit; the parser itself would otherwise raise
 ``RecursionError`` (a 500) on a body like ``[[[[…]]]]`` 10,000 deep.
+
+Errors: a start refused by the job caps (``core.jobs.JobsBusy``) is a 429 with ``Retry-After``.
 """
 from __future__ import annotations
 
-from rest_framework import pagination, parsers
-from rest_framework.exceptions import ParseError
+from rest_framework import pagination, parsers, views
+from rest_framework.exceptions import ParseError, Throttled
+
+from .jobs import JobsBusy
 
 MAX_PAGE_SIZE = 1000
 MAX_JSON_DEPTH = 50  # storage_problem (annotation.core.db_text) checks as deep
@@ -59,3 +63,10 @@ def too_deep(value, limit: int) -> bool:
             return True
         stack.extend((child, depth + 1) for child in item)
     return False
+
+
+def exception_handler(exc, context):
+    """DRF's handler, plus: too many jobs queued -> 429 with Retry-After and the reason."""
+    if isinstance(exc, JobsBusy):
+        exc = Throttled(wait=exc.retry_after, detail=exc.message)
+    return views.exception_handler(exc, context)

@@ -354,3 +354,45 @@ def _user_with_roles_query(roles: int):
               f" WHERE {link.col(link_user)} = {u.col('pk')} AND {group.col('name')} = %s)")
     flags = "".join(f", {member}" for _ in range(roles))
     return u, f"SELECT {u.sql()}{flags} FROM {u.table()} WHERE {u.col('pk')} = %s"
+
+
+def advisory_xact_lock(key: int, using: str = "default") -> None:
+    """Hold a PostgreSQL advisory lock until the caller's transaction ends (the ORM has none);
+    elsewhere nothing: SQLite runs write transactions one at a time (``IMMEDIATE``)."""
+    conn = connections[using]
+    if conn.vendor == "postgresql":
+        with conn.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+
+
+def try_session_lock(namespace: int, key: int, using: str = "default") -> bool:
+    """Take a PostgreSQL advisory lock held by this connection until ``session_unlock`` (or
+    until the connection closes: a killed process leaves none behind); False when another
+    session holds it. Elsewhere always True (no other process to see it)."""
+    conn = connections[using]
+    if conn.vendor != "postgresql":
+        return True
+    with conn.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [namespace, key])
+        return bool(cursor.fetchone()[0])
+
+
+def session_unlock(namespace: int, key: int, using: str = "default") -> None:
+    conn = connections[using]
+    if conn.vendor == "postgresql":
+        with conn.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [namespace, key])
+
+
+def session_locks_held(namespace: int, using: str = "default") -> list[int]:
+    """The keys of ``namespace``'s advisory locks held by any session on this database."""
+    conn = connections[using]
+    if conn.vendor != "postgresql":
+        return []
+    with conn.cursor() as cursor:
+        cursor.execute(
+            "SELECT objid::bigint FROM pg_locks WHERE locktype = 'advisory' AND granted"
+            " AND objsubid = 2 AND classid = %s::bigint::oid"
+            " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            [namespace])
+        return [row[0] for row in cursor.fetchall()]

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 from django.conf import settings
 
 from annotation.content.exports import dump_jsonl
+from annotation.core.jobs import occupying
 from judging.dataset.card import card_markdown
 from judging.dataset.schema import arrow_schema
 from judging.models import Comparison, EvalModel, Judgment, Response
@@ -91,8 +92,14 @@ def _judgment_row(v: dict) -> dict:
 
 def dataset_export(out_dir: str | Path) -> dict[str, int]:
     """Write every table and ``README.md`` into ``out_dir`` (created if needed); returns the
-    row count per table."""
+    row count per table. Counted against the job cap while it runs (``JobsBusy`` past it, or
+    while an export into the same directory runs)."""
     out = Path(out_dir)
+    with occupying("dataset_export", fingerprint=str(out.resolve())):
+        return _export(out)
+
+
+def _export(out: Path) -> dict[str, int]:
     out.mkdir(parents=True, exist_ok=True)
     counts = {"instances": _write(out / "instances.parquet", "instances", [_instance_rows()])}
     counts["models"] = _write(out / "models.parquet", "models", [list(

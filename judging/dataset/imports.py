@@ -21,6 +21,7 @@ from django.db import transaction
 
 from annotation.content.imports.common import ImportFailed
 from annotation.content.imports.jsonl_dump import import_jsonl_dump
+from annotation.core.jobs import occupying
 from annotation.core.row_checks import database_refusal, row_problem
 from annotation.models import Instance
 from judging.dataset.export import FILES
@@ -228,8 +229,14 @@ def _judgments(rows: list[dict]) -> int:
 
 
 def dataset_import(folder: str | Path) -> dict[str, int]:
-    """Import every table of the dataset in ``folder``; returns rows added per table."""
+    """Import every table of the dataset in ``folder``; returns rows added per table. Counted
+    against the job cap while it runs (``JobsBusy`` past it, or while this folder imports)."""
     folder = Path(folder)
+    with occupying("dataset_import", fingerprint=str(folder.resolve())):
+        return _import(folder)
+
+
+def _import(folder: Path) -> dict[str, int]:
     tables = {table: _read(folder, table) for table in FILES}  # all files checked first
     with transaction.atomic():
         dump = _instances_jsonl(tables["instances"])

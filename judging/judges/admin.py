@@ -3,6 +3,8 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 
+from annotation.core.jobs import JobsBusy
+
 from .models import Judge, JudgeCall, JudgeRun
 from .services import RUN_BUDGET, judge_run_cancel, judge_run_resume
 from .templates import TemplateError, parse_template, shipped_names
@@ -71,6 +73,8 @@ class JudgeRunAdmin(admin.ModelAdmin):
                 judge_run_resume(run)
             except ValidationError as exc:
                 messages.error(request, f"{run.uuid}: {'; '.join(exc.messages)}")
+            except JobsBusy as exc:
+                messages.error(request, f"{run.uuid}: {exc.message}")
 
 
 @admin.register(JudgeCall)

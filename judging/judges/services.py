@@ -26,6 +26,7 @@ from django.db.models import Count, Exists, F, Q, Sum
 from django.utils import timezone
 
 from annotation.core.background import run_outside_request
+from annotation.core.jobs import admit
 from annotation.core.money import MoneyField
 from annotation.models import Instance
 from annotation.webhooks.services import webhook_emit
@@ -41,6 +42,7 @@ from .calls import (
     close_clients,
     known_calls,
 )
+from .jobs import JUDGE_RUN, judge_run_fingerprint, run_fingerprint
 from .models import Judge, JudgeCall, JudgeRun, JudgeUnit, validate_judge_name
 from .plans import PlanError, load_items, run_unit
 
@@ -156,13 +158,21 @@ def judge_run_start(*, judge: Judge, item_uuids, budget: Decimal | None = None,
                     created_by: str = "", dispatch: bool = True,
                     estimate: Estimate | None = None) -> JudgeRun:
     """Create a run with one unit per item and ordering; queue it after commit. A caller that
-    has just priced the same items passes its ``estimate`` instead of pricing them again."""
+    has just priced the same items passes its ``estimate`` instead of pricing them again.
+    A queued run is admitted by the job caps first (``annotation.core.jobs``): an identical run
+    of this owner (same judge, same items) queued or running is returned instead, and past a
+    cap ``JobsBusy`` is raised with nothing written. Without ``dispatch`` the caller works the
+    run itself (the command, the benchmark), in its own process: no admission."""
     budget = RUN_BUDGET.parse(budget, optional=True)
     items = resolve_items(judge, item_uuids)
     if estimate is None:
         estimate = _estimate(judge, items)
     orderings = _orderings(judge)
     with transaction.atomic():
+        if dispatch and (existing := admit(
+                JUDGE_RUN, owner=created_by,
+                fingerprint=judge_run_fingerprint(judge.pk, [o.uuid for o in items]))):
+            return JudgeRun.objects.get(pk=existing.pk)
         run = JudgeRun.objects.create(
             judge=judge, scope=_scope_for(judge, items), budget=budget,
             estimated_cost=estimate.cost, units_total=len(items) * len(orderings),
@@ -195,13 +205,18 @@ def judge_run_begin(run: JudgeRun) -> bool:
 def judge_run_resume(run: JudgeRun, *, budget: Decimal | None = None,
                      dispatch: bool = True) -> JudgeRun:
     """Re-open a stopped, crashed or finished-with-failures run: unfinished units go back to
-    pending. Calls already made are reused through their idempotency keys (never re-paid)."""
+    pending. Calls already made are reused through their idempotency keys (never re-paid).
+    Queued again, it is admitted by the job caps (``JobsBusy`` past one; refused while an
+    identical run is queued or running)."""
     budget = RUN_BUDGET.parse(budget, optional=True)
     with transaction.atomic():
         run = JudgeRun.objects.select_for_update().get(pk=run.pk)
         if run.status == JudgeRun.Status.CANCELLED:
             raise ValidationError("a cancelled run cannot be resumed; start a new one")
         validate_judge_name(run.judge.name)
+        if dispatch and (twin := admit(JUDGE_RUN, owner=run.created_by,
+                                       fingerprint=run_fingerprint(run), replacing=run)):
+            raise ValidationError(f"an identical run ({twin.uuid}) is queued or running")
         failed = run.units.filter(status=JudgeUnit.Status.FAILED).count()
         run.units.filter(status__in=[JudgeUnit.Status.RUNNING, JudgeUnit.Status.FAILED]).update(
             status=JudgeUnit.Status.PENDING, claimed_at=None, error="")

@@ -5,6 +5,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from annotation.core.jobs import JobsBusy
 from annotation.core.permissions import admin_required, analyst_required
 
 from .. import rating_cache
@@ -50,6 +51,8 @@ def run_resume(request, run_uuid):
         messages.info(request, "Run resumed; calls already made are reused, not re-paid.")
     except ValidationError as exc:
         messages.error(request, "; ".join(exc.messages))
+    except JobsBusy as exc:  # too many jobs queued or running: say so
+        messages.error(request, exc.message)
     return redirect("judging:judges:run_detail", run_uuid=run.uuid)
 
 

@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
 
+from annotation.core.jobs import JobsBusy
 from annotation.core.permissions import submitter_required
 
 from .models import Submission
@@ -45,6 +46,8 @@ def submit(request):
                     human_eval=form.cleaned_data["human_eval"])
             except SubmissionRefused as exc:
                 form.add_error(None, " ".join(exc.messages))
+            except JobsBusy as exc:  # the server is running as many jobs as it may
+                form.add_error(None, exc.message)
             else:
                 messages.success(request, f"Received: {submission.model.name} is being judged.")
                 return redirect("judging:submission", submission_uuid=submission.uuid)

@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from agreement import metric_provenance
 from agreement.services.metric_scores import DEFAULT_METRICS, metric_run_start, metric_run_work
 from agreement.tasks import compute_metrics
+from annotation.core.jobs import JobsBusy
 
 
 class Command(BaseCommand):
@@ -32,6 +33,8 @@ class Command(BaseCommand):
                                    queue=queue)
         except (ValueError, RuntimeError) as exc:
             raise CommandError(str(exc)) from exc
+        except JobsBusy as exc:  # --queue: admitted by the job caps
+            raise CommandError(exc.message) from exc
         if queue:
             self.stdout.write(f"Queued metric run {run.uuid} ({run.total} scores)")
         else:

@@ -2,6 +2,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from agreement.backup import BackupError, import_study
+from annotation.core.jobs import JobsBusy
 
 
 class Command(BaseCommand):
@@ -16,6 +17,8 @@ class Command(BaseCommand):
             manifest = import_study(opts["path"])
         except BackupError as exc:
             raise CommandError(str(exc)) from exc
+        except JobsBusy as exc:
+            raise CommandError(exc.message) from exc
         rows = sum(manifest["rows"].values())
         media = sum(1 for m in manifest["files"] if m.startswith("media/"))
         self.stdout.write(f"Restored {opts['path']} (made {manifest['created_at']}): {rows} "

@@ -1,8 +1,9 @@
 """python manage.py export_study_dataset --out DIR — Parquet tables + dataset card."""
 from pathlib import Path
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
+from annotation.core.jobs import JobsBusy
 from judging.dataset.export import dataset_export
 
 
@@ -14,6 +15,9 @@ class Command(BaseCommand):
         parser.add_argument("--out", type=Path, required=True)
 
     def handle(self, *args, out, **opts):
-        counts = dataset_export(out)
+        try:
+            counts = dataset_export(out)
+        except JobsBusy as exc:
+            raise CommandError(exc.message) from exc
         self.stdout.write(", ".join(f"{n:,} {table}" for table, n in counts.items())
                           + f" → {out}")

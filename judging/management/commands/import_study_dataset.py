@@ -4,6 +4,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.content.imports.common import ImportFailed
+from annotation.core.jobs import JobsBusy
 from judging.dataset.imports import dataset_import
 
 
@@ -18,4 +19,6 @@ class Command(BaseCommand):
             added = dataset_import(folder)
         except ImportFailed as exc:
             raise CommandError(f"nothing imported: {'; '.join(exc.messages)}") from exc
+        except JobsBusy as exc:
+            raise CommandError(exc.message) from exc
         self.stdout.write("added " + ", ".join(f"{n:,} {t}" for t, n in added.items()))

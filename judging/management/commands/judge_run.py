@@ -6,6 +6,7 @@ from decimal import Decimal
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.core.jobs import JobsBusy
 from judging.judges.models import Judge, JudgeRun
 from judging.judges.selectors import run_progress
 from judging.judges.services import (
@@ -41,6 +42,8 @@ class Command(BaseCommand):
             run = self._resume(opts) if opts["resume"] else self._start(opts)
         except ValidationError as exc:
             raise CommandError("; ".join(exc.messages)) from exc
+        except JobsBusy as exc:  # --celery: queued, so admitted by the job caps
+            raise CommandError(exc.message) from exc
         if run is None:
             return
         bar = None if opts["quiet"] else self._bar

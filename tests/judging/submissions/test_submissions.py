@@ -287,3 +287,22 @@ def test_simultaneous_submissions_of_one_submitter_take_one(bench):
     assert len(taken) == 1 and len(outcomes) == 4
     assert Submission.objects.count() == 1
     assert EvalModel.objects.filter(name__startswith="Race").count() == 1  # losers rolled back
+
+
+@pytest.mark.django_db
+def test_a_submission_past_the_job_cap_is_refused_and_writes_nothing(bench, settings, client):
+    """A submission queues a judge run, so it passes the job caps (annotation.core.jobs)."""
+    from django.utils import timezone
+
+    settings.JOBS_MAX_GLOBAL, settings.JOBS_RETRY_AFTER = 1, 15
+    JudgeRun.objects.create(judge=bench["judge"], scope=JudgeRun.Scope.COMPARISONS,
+                            created_by="ann", created_at=timezone.now())  # queued: the 1 job
+    before = _counts()
+    client.force_login(_submitter())
+    page = client.post("/eval/submit/", {"name": "Busy", "file": SimpleUploadedFile(
+        "p.jsonl", _jsonl(bench["instances"][:2]))})
+    assert page.status_code == 400 and "the server is busy with 1 jobs" in page.content.decode()
+    answer = client.post("/api/eval/submissions/", {"name": "Busy", "file": SimpleUploadedFile(
+        "p.jsonl", _jsonl(bench["instances"][:2]))})
+    assert answer.status_code == 429 and answer["Retry-After"] == "15"
+    assert _counts() == before
