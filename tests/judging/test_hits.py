@@ -22,6 +22,7 @@ pytestmark = pytest.mark.django_db
 
 
 def _active(hit_type, rows, n=1, **options):
+    options.setdefault("min_seconds", 0)  # votes here are submitted at once
     batch = batch_create_from_rows(hit_type=hit_type, title="t", rows=rows,
                                    assignments_per_task=n, **options)
     return batch_set_status(batch, Batch.Status.ACTIVE)
@@ -120,7 +121,7 @@ def test_multi_turn_records_each_turn_and_overall():
     anchor = {r.model.name: r for r in inst.responses.filter(turn=1)}
     comparison = Comparison.objects.create(instance=inst, response_a=anchor["Beta"],
                                            response_b=anchor["Alpha"], swapped=True)
-    batch = comparison_batch_create(comparisons=[comparison], title="conv",
+    batch = comparison_batch_create(comparisons=[comparison], title="conv", min_seconds=0,
                                     judgments_per_comparison=1)
     batch_set_status(batch, Batch.Status.ACTIVE)
     assert batch.hit_type == "multiturn_ab"

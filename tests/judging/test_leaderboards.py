@@ -32,7 +32,7 @@ def _crowd_votes(pairs, workers, *, category="Chart reading", urls=None):
                                                       response_b=rb), votes))
     batch = batch_create_from_rows(hit_type="pairwise_ab", title="crowd",
                                    rows=[{"comparison": str(c.uuid)} for c, _ in comparisons],
-                                   assignments_per_task=len(workers))
+                                   assignments_per_task=len(workers), min_seconds=0)
     batch_set_status(batch, Batch.Status.ACTIVE)
     plan = {str(c.uuid): votes for c, votes in comparisons}
     for k, worker in enumerate(workers):

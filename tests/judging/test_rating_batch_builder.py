@@ -133,7 +133,8 @@ def _work(client, batch):
 
 def test_the_built_batches_tasks_render_and_a_submit_records_a_judgment(alice_client):
     response = _rated_response()
-    rubric = rubric_batch_create(responses=[response], title="Rubric", assignments_per_task=1)
+    rubric = rubric_batch_create(responses=[response], title="Rubric", assignments_per_task=1,
+                                 min_seconds=0)
     url = _work(alice_client, rubric)
     page = alice_client.get(url)
     assert page.status_code == 200 and response.text in page.content.decode()
@@ -144,7 +145,7 @@ def test_the_built_batches_tasks_render_and_a_submit_records_a_judgment(alice_cl
 
     machine = _score(response, "prometheus", 2.0, "Gets the tallest bar wrong.")
     feedback = feedback_batch_create(judgments=[score, machine], title="Feedback",
-                                     assignments_per_task=1)
+                                     assignments_per_task=1, min_seconds=0)
     url = _work(alice_client, feedback)
     html = alice_client.get(url).content.decode()
     assert "Gets the tallest bar wrong." in html and "misses units" in html
