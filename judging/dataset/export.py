@@ -94,7 +94,7 @@ def _judgment_row(people: Identities, v: dict) -> dict:
         "annotator": people.annotator(v["source"], v["annotator"], v["worker_id"]),
         "kind": v["kind"], "choice": v["choice"], "score": v["score"],
         "feedback": people.scrub(v["feedback"]), "turn": v["turn"],
-        "meta": json.dumps(people.scrub_json(meta), ensure_ascii=False, sort_keys=True),
+        "meta": people.scrub(json.dumps(meta, ensure_ascii=False, sort_keys=True)),
         "template_version": v["template_version"], "prompt_hash": v["prompt_hash"],
         "created_at": v["created_at"],
     }

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from annotation.models import Batch, Worker
 from judging.dataset.export import FILES, dataset_export
-from judging.dataset.identities import PSEUDONYM, SCRUBBED_MIN, pseudonym
+from judging.dataset.identities import PSEUDONYM, SCRUBBED_MIN, Identities, pseudonym
 from judging.models import Comparison, EvalModel, Judgment
 from judging.services.adjudication import item_adjudicate
 from judging.services.judgments.formats import COLUMNS
@@ -182,3 +182,15 @@ class TestExportPseudonymity:
                          if r["source"] == "human"} for d in ("a", "c"))
         assert first.keys() == other.keys()
         assert all(first[u] != other[u] for u in first)
+
+    def test_json_text_is_scrubbed_where_it_escapes_a_name(self):
+        rater = 'Rater "Q7" of lab'
+        judgment_record(source=Judgment.HUMAN, annotator=rater, choice="B",
+                        comparison=Comparison.objects.first(), created_at=timezone.now())
+        people = Identities()
+        text = json.dumps({"note": f"from {rater}, and Bob.Sub@LAB.example"})
+        scrubbed = json.loads(people.scrub(text))["note"]
+        assert scrubbed == (f"from {pseudonym('annotator', rater)}, and "
+                            f"{pseudonym('user', self.bob.pk)}")
+        # whole words only: a name inside a longer word is another word
+        assert people.scrub("carol-crowdsourcing") == "carol-crowdsourcing"
