@@ -106,3 +106,26 @@ class TestModelLineOwnership:
         sub = submission_create(submitter=self.alice, name="QuietVLM", file_name="p.jsonl",
                                 data=_jsonl(self.instances))
         assert "alice" not in sub.model.notes
+
+
+@pytest.mark.django_db
+def test_the_migration_gives_submitted_models_their_submitters():
+    """Lines submitted before owners existed belong to their submitters; other models stay
+    admin-held."""
+    from importlib import import_module
+    from pathlib import Path
+
+    from django.apps import apps
+
+    import judging.migrations
+
+    module = next(Path(judging.migrations.__path__[0]).glob("*_model_owner.py")).stem
+    alice = _submitter("alice-owner")
+    submitted = EvalModel.objects.create(name="Old v1")
+    Submission.objects.create(submitter=alice, name="Old", version=1, model=submitted,
+                              file_name="p.jsonl", status=Submission.Status.DONE)
+    imported = EvalModel.objects.create(name="Imported")
+    import_module(f"judging.migrations.{module}").owners_from_submissions(apps, None)
+    submitted.refresh_from_db()
+    imported.refresh_from_db()
+    assert (submitted.owner, imported.owner) == (alice, None)
