@@ -20,7 +20,7 @@ from .services.rating_batches import (
     rubric_batch_create,
 )
 
-admin.site.register(EvalModel, list_display=("name", "version", "family", "is_reference"),
+admin.site.register(EvalModel, list_display=("name", "version", "family", "is_reference", "owner"),
                     search_fields=("name",))
 
 

@@ -30,7 +30,7 @@ def _licences(out: Path) -> Counter:
     return Counter(seen.values())
 
 
-def _protocol_lines() -> list[str]:
+def _protocol_lines(scrub) -> list[str]:
     lines = []
     batches = (Batch.objects.exclude(status=Batch.Status.DRAFT).order_by("created_at")
                .annotate(done=Count("assignments", filter=Q(assignments__counted=True), distinct=True),
@@ -42,7 +42,7 @@ def _protocol_lines() -> list[str]:
         hourly = (f", about ${batch.reward * 3600 / Decimal(str(median)):.2f}/hour at the "
                   f"median {median:.0f} s per task" if median else "")
         lines.append(
-            f"| {batch.title} | `{batch.hit_type}` | {batch.provider or 'local'} | "
+            f"| {scrub(batch.title)} | `{batch.hit_type}` | {batch.provider or 'local'} | "
             f"{batch.assignments_per_task} | {batch.gold} | {batch.done} | "
             f"${batch.reward:.2f}{hourly} |")
     return lines
@@ -54,7 +54,8 @@ def _judges() -> list[str]:
     return [f"| {r['source']} | `{r['template_version'] or '—'}` | {r['n']:,} |" for r in rows]
 
 
-def card_markdown(out: Path, counts: dict[str, int]) -> str:
+def card_markdown(out: Path, counts: dict[str, int], scrub) -> str:
+    """The card; ``scrub`` takes the participants' names out of free text (batch titles)."""
     config_lines = "".join(f"- config_name: {t}\n  data_files: {t}.parquet\n" for t in counts)
     human = Judgment.objects.filter(source=Judgment.HUMAN).count()
     parts = [
@@ -75,10 +76,11 @@ def card_markdown(out: Path, counts: dict[str, int]) -> str:
         "\n## Collection protocol and pay\n",
         "Crowd workers answered through the platform's HIT pages; each task was given to N "
         "distinct workers, gold tasks (attention checks with a known answer) graded workers and "
-        "never became judgments. Workers appear under pseudonyms (`anon-…`).\n",
+        "never became judgments. Every person (crowd workers, imported annotators, analysts) "
+        "appears under a keyed pseudonym (`anon-…`), also where free text named them.\n",
         "| batch | HIT type | marketplace | N | gold tasks | answers | reward per task |",
         "|---|---|---|---:|---:|---:|---|",
-        *(_protocol_lines() or ["| (no launched batch in this study) | | | | | | |"]),
+        *(_protocol_lines(scrub) or ["| (no launched batch in this study) | | | | | | |"]),
         "\n## Automatic judges\n", "| judge | template | judgments |", "|---|---|---:|",
         *(_judges() or ["| (none) | | |"]),
         "\n## Schema\n",

@@ -2,43 +2,54 @@
 
 Instances are the full JSONL dump's records (``annotation.content.exports.dump_jsonl``) so the
 import path is the one already tested for atomicity; responses, comparisons and judgments are
-streamed in chunks (a million judgments never sit in memory as objects). Crowd workers appear
-under a pseudonym — a keyed hash of the worker, stable within this deployment — never under
-their marketplace id or username.
+streamed in chunks (a million judgments never sit in memory as objects).
+
+No person of the study is named in any file (``judging.dataset.identities``), field by field:
+
+- ``judgments.annotator``: for crowd votes (live or imported) and analysts' rulings, the
+  person's keyed pseudonym (``anon-…``), never a marketplace id, an imported annotator string
+  or a username; for automatic judges their own id (judges are models, named on purpose).
+- free text anyone typed is scrubbed (each identity in it replaced by its pseudonym):
+  ``models.name``/``version``/``family``/``notes`` (a submission's notes once read "Submitted
+  by <username>") and ``responses.model`` alike, so the two still join; ``responses.text``;
+  ``judgments.feedback`` (a worker's feedback, an analyst's ruling note) and every string in
+  ``judgments.meta`` (an import's file name); every string of ``instances`` except ids,
+  enumerations, image addresses and hashes, and the image's licence and ``attribution`` (the
+  author's credit the licence requires: a third party, not a participant, set by an admin);
+  the batch titles in the card.
+- dropped: ``meta.import_key`` (an unkeyed hash of the raw annotator string, which anyone
+  holding a candidate marketplace id could confirm), and every owner, submitter and account
+  field (none is a column).
+- kept as they are: uuids, judges' names (``judgments.source``), comparison labels.
 """
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from django.conf import settings
 
 from annotation.content.exports import dump_jsonl
 from annotation.core.jobs import occupying
 from judging.dataset.card import card_markdown
+from judging.dataset.identities import Identities
 from judging.dataset.schema import arrow_schema
 from judging.models import Comparison, EvalModel, Judgment, Response
 
 CHUNK = 50_000
 FILES = ("instances", "models", "responses", "comparisons", "judgments")
+# Instance fields that cannot name a participant and must stay exact: ids, enumerations, image
+# addresses and hashes, and the licence with the author's credit it requires.
+INSTANCE_KEPT = frozenset({
+    "uuid", "kind", "source", "stage", "reference_status", "reference_rated_by", "url",
+    "sha256", "license", "attribution", "format", "fetch_status", "file", "thumbnail"})
 
 
-def pseudonym(worker_id: int) -> str:
-    """A worker's public name in the dataset: keyed by SECRET_KEY, so it cannot be reversed
-    by hashing candidate ids, and the same worker keeps it across exports."""
-    digest = hmac.new(settings.SECRET_KEY.encode(), f"worker:{worker_id}".encode(),
-                      hashlib.sha256).hexdigest()
-    return f"anon-{digest[:12]}"
-
-
-def _instance_rows() -> list[dict]:
+def _instance_rows(people: Identities) -> list[dict]:
     rows = []
     for line in dump_jsonl().decode("utf-8").splitlines():
-        record = json.loads(line)
+        record = people.scrub_json(json.loads(line), INSTANCE_KEPT)
         for key in ("family", "reference_meta", "extra"):
             value = record[key]
             record[key] = None if value is None and key == "family" else json.dumps(
@@ -76,15 +87,15 @@ def _str(value) -> str | None:
     return None if value is None else str(value)
 
 
-def _judgment_row(v: dict) -> dict:
-    human_worker = v["source"] == Judgment.HUMAN and v["worker_id"] is not None
+def _judgment_row(people: Identities, v: dict) -> dict:
+    meta = {k: value for k, value in v["meta"].items() if k != "import_key"}
     return {
         "uuid": str(v["uuid"]), "comparison": _str(v["comparison__uuid"]),
         "response": _str(v["response__uuid"]), "source": v["source"],
-        "annotator": pseudonym(v["worker_id"]) if human_worker else v["annotator"],
+        "annotator": people.annotator(v["source"], v["annotator"], v["worker_id"]),
         "kind": v["kind"], "choice": v["choice"], "score": v["score"],
-        "feedback": v["feedback"], "turn": v["turn"],
-        "meta": json.dumps(v["meta"], ensure_ascii=False, sort_keys=True),
+        "feedback": people.scrub(v["feedback"]), "turn": v["turn"],
+        "meta": people.scrub(json.dumps(meta, ensure_ascii=False, sort_keys=True)),
         "template_version": v["template_version"], "prompt_hash": v["prompt_hash"],
         "created_at": v["created_at"],
     }
@@ -101,16 +112,21 @@ def dataset_export(out_dir: str | Path) -> dict[str, int]:
 
 def _export(out: Path) -> dict[str, int]:
     out.mkdir(parents=True, exist_ok=True)
-    counts = {"instances": _write(out / "instances.parquet", "instances", [_instance_rows()])}
-    counts["models"] = _write(out / "models.parquet", "models", [list(
-        EvalModel.objects.order_by("name").values("name", "version", "family", "is_reference",
-                                                  "notes"))])
+    people = Identities()
+    scrub = people.scrub
+    counts = {"instances": _write(out / "instances.parquet", "instances",
+                                  [_instance_rows(people)])}
+    counts["models"] = _write(out / "models.parquet", "models", [[
+        {**{k: scrub(m[k]) for k in ("name", "version", "family", "notes")},
+         "is_reference": m["is_reference"]}
+        for m in EvalModel.objects.order_by("name").values(
+            "name", "version", "family", "is_reference", "notes")]])
     counts["responses"] = _write(out / "responses.parquet", "responses", _chunked(
         Response.objects.order_by("pk").values("uuid", "instance__uuid", "model__name", "turn",
                                                "condition", "text"),
         lambda v: {"uuid": str(v["uuid"]), "instance": str(v["instance__uuid"]),
-                   "model": v["model__name"], "turn": v["turn"],
-                   "condition": v["condition"], "text": v["text"]}))
+                   "model": scrub(v["model__name"]), "turn": v["turn"],
+                   "condition": v["condition"], "text": scrub(v["text"])}))
     counts["comparisons"] = _write(out / "comparisons.parquet", "comparisons", _chunked(
         Comparison.objects.order_by("pk").values("uuid", "instance__uuid", "response_a__uuid",
                                                  "response_b__uuid", "swapped", "sampling",
@@ -124,6 +140,6 @@ def _export(out: Path) -> dict[str, int]:
             "uuid", "comparison__uuid", "response__uuid", "source", "annotator", "worker_id",
             "kind", "choice", "score", "feedback", "turn", "meta", "template_version",
             "prompt_hash", "created_at"),
-        _judgment_row))
-    (out / "README.md").write_text(card_markdown(out, counts), encoding="utf-8")
+        lambda v: _judgment_row(people, v)))
+    (out / "README.md").write_text(card_markdown(out, counts, scrub), encoding="utf-8")
     return counts

@@ -69,7 +69,7 @@ TABLES: dict[str, list[Column]] = {
         _s("version", "Model version"),
         _s("family", "Model family (self-preference analyses)"),
         Column("is_reference", pa.bool_(), "The benchmark's reference 'model'"),
-        _s("notes", "Free notes"),
+        _s("notes", "Free notes (anyone of the study named in them: by pseudonym)"),
     ],
     "responses": [
         _s("uuid", "Response id"),
@@ -93,7 +93,8 @@ TABLES: dict[str, list[Column]] = {
         _s("comparison", "Comparison uuid (pairwise kinds)", nullable=True),
         _s("response", "Response uuid (score and feedback kinds)", nullable=True),
         _s("source", "'human' for crowd votes, else the automatic judge's name"),
-        _s("annotator", "Crowd votes: a pseudonymous worker id; judges: the judge version"),
+        _s("annotator", "Crowd votes and analysts' rulings: the person's keyed pseudonym "
+                        "(anon-…); judges: the judge version"),
         _s("kind", "pairwise, score, feedback, or adjudication (an analyst's ruling, not a vote)"),
         _s("choice", "A, B or tie (pairwise kinds)"),
         Column("score", pa.float64(), "1–5 rubric score (score kind)", nullable=True),

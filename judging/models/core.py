@@ -2,6 +2,7 @@
 import unicodedata
 import uuid
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -20,6 +21,11 @@ class EvalModel(models.Model):
     family = models.CharField(max_length=100, blank=True, help_text="For self-preference analysis")
     notes = models.TextField(blank=True)
     is_reference = models.BooleanField(default=False)
+    # Who may add versions to this model's line (``judging.submissions.services``): the
+    # submitter who started it. Empty for models an admin added (imports, demo, the reference),
+    # and for lines whose owner was deleted: only an admin may extend those.
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                              on_delete=models.SET_NULL, related_name="owned_models")
 
     class Meta:
         verbose_name = "model"

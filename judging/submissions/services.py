@@ -20,7 +20,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from annotation.core.db_text import storage_problem
@@ -68,6 +68,35 @@ def _check_name(name: str) -> str:
     if name in REFERENCE_ALIASES or Judgment.is_human_name(name):
         raise SubmissionRefused(f"{name!r} is reserved.")
     return name
+
+
+def _line_models(name: str) -> list[EvalModel]:
+    """The models of the line ``name`` in any letter case, oldest first: the submitted
+    versions, and a model an admin added under the bare name or as ``<name> v<k>``."""
+    near = (EvalModel.objects.filter(Q(submission__name__iexact=name) | Q(name__iexact=name)
+                                     | Q(name__istartswith=f"{name} v"))
+            .select_related("submission").order_by("pk"))
+    return [m for m in near if hasattr(m, "submission") or m.name.casefold() == name.casefold()
+            or m.name[len(name) + 2:].isdigit()]
+
+
+def _check_line_owner(name: str, submitter) -> tuple[str, object]:
+    """A model line belongs to whoever started it (its oldest model's owner); only they or an
+    admin may add a version. A line without an owner (an admin added it, or its owner's
+    account is gone) only an admin may extend. Returns the line's spelling and owner; the
+    refusal never names the owner."""
+    line = _line_models(name)
+    if not line:
+        return name, submitter
+    first = line[0]
+    spelling = first.submission.name if hasattr(first, "submission") else name
+    if submitter.is_staff or (first.owner_id is not None and first.owner_id == submitter.pk):
+        return spelling, first.owner
+    if first.owner_id is None:
+        raise SubmissionRefused(f"A model named {name!r} is held by the site's admins; only an "
+                                "admin may add a version to it. Choose another name.")
+    raise SubmissionRefused(f"A model named {name!r} belongs to another submitter; "
+                            "choose another name.")
 
 
 def _check_quota(submitter) -> None:
@@ -129,7 +158,7 @@ def submission_create(*, submitter, name: str, file_name: str, data: bytes,
     and queue its automatic judge run; raises ``SubmissionRefused`` (nothing written)."""
     judge = submission_judge()
     cap = submission_cap()
-    name = _check_name(name)
+    name, owner = _check_line_owner(_check_name(name), submitter)
     if len(data) > settings.SUBMISSION_MAX_BYTES:
         raise SubmissionRefused(f"The file is larger than {settings.SUBMISSION_MAX_BYTES:,} bytes.")
     _check_quota(submitter)
@@ -141,7 +170,7 @@ def submission_create(*, submitter, name: str, file_name: str, data: bytes,
         raise SubmissionRefused(f"At most {settings.SUBMISSION_MAX_ROWS:,} rows per submission.")
     try:
         with transaction.atomic():
-            return _create(judge, submitter, name, file_name, rows, human_eval, cap)
+            return _create(judge, submitter, owner, name, file_name, rows, human_eval, cap)
     except ImportRejected as exc:
         raise SubmissionRefused(str(exc)) from exc
     except IntegrityError as exc:  # a concurrent submission of this user, or of this version
@@ -149,14 +178,15 @@ def submission_create(*, submitter, name: str, file_name: str, data: bytes,
                                 "wait for it to finish.") from exc
 
 
-def _create(judge, submitter, name, file_name, rows, human_eval, cap) -> Submission:
+def _create(judge, submitter, owner, name, file_name, rows, human_eval, cap) -> Submission:
     # Two submissions of one name at once: the (name, version) constraint refuses the second.
     version = (Submission.objects.filter(name=name).aggregate(v=Max("version"))["v"] or 0) + 1
     model_name = f"{name} v{version}"
     if EvalModel.objects.filter(name=model_name).exists():
         raise SubmissionRefused(f"A model named {model_name!r} already exists; choose another name.")
-    model = EvalModel.objects.create(name=model_name, version=str(version),
-                                     notes=f"Submitted by {submitter.get_username()}")
+    # The line's owner, also when an admin adds the version; who submitted is the Submission's.
+    model = EvalModel.objects.create(name=model_name, version=str(version), owner=owner,
+                                     notes="Public submission")
     report = predictions_import_rows(_one_prediction_rows(rows, model_name), skip_unmatched=True)
     if not report.responses:
         raise SubmissionRefused("No row matched an instance of the benchmark: "

@@ -13,7 +13,8 @@ from django.utils import timezone
 
 from annotation.content.imports.common import ImportFailed
 from annotation.models import Image, Instance, InstructionFamily, Worker
-from judging.dataset.export import FILES, dataset_export, pseudonym
+from judging.dataset.export import FILES, dataset_export
+from judging.dataset.identities import pseudonym
 from judging.dataset.imports import dataset_import
 from judging.dataset.schema import TABLES
 from judging.models import Comparison, EvalModel, Judgment, Response
@@ -59,7 +60,7 @@ def test_export_loads_with_pandas_and_datasets_and_documents_itself(tmp_path):
         assert schema.names == [c.name for c in TABLES[table]]
     judgments = pd.read_parquet(tmp_path / "judgments.parquet")
     assert "A1B2C3WORKER" not in set(judgments["annotator"])  # no marketplace id leaves
-    assert pseudonym(worker.pk) in set(judgments["annotator"])
+    assert pseudonym("worker", worker.pk) in set(judgments["annotator"])
     assert set(judgments["source"]) >= {"human", "J1", "J2"}
 
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
