@@ -134,11 +134,11 @@ class BatchAdmin(BatchResultsAdminMixin, admin.ModelAdmin):
         return super().formfield_for_dbfield(db_field, request, **kwargs)
 
     def get_readonly_fields(self, request, obj=None):
-        """A batch's tasks were validated by its HIT type, so the type never changes; nor does
-        the marketplace once units were published there."""
+        """A batch's tasks were validated by its HIT type and its votes given under its HIT
+        options, so neither changes; nor does the marketplace once units were published there."""
         fields = list(super().get_readonly_fields(request, obj))
         if obj is not None:
-            fields.append("hit_type")
+            fields += ["hit_type", "hit_options"]  # votes already given were given under them
             if ProviderHit.objects.filter(batch=obj).exists():
                 fields.append("provider")
         return fields

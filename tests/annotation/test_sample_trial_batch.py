@@ -66,7 +66,7 @@ class TestSampleTrialBatch:
         worker = make_workers(1)[0]
         while (a := task_claim_next(batch=batch, worker=worker)) is not None:
             assignment_submit(assignment=a, data={"choice": "A"},
-                              now=a.claimed_at + timedelta(seconds=5))
+                              now=a.claimed_at + timedelta(seconds=60))
         assert leaderboard_build(bootstrap_rounds=20).judgments == 0
         assert leaderboard_build(bootstrap_rounds=20, include_trial=True).judgments == 2
 
