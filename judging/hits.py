@@ -22,6 +22,7 @@ from annotation.engine.hit_types import HitType, register
 from .models import Comparison, Judgment, Response
 from .services.inline_rows import inline_rows_store
 from .services.judgments.record import judgment_record
+from .services.judgments.rejection import judgments_mark_rejected
 
 _CHOICES = [("A", "Response A"), ("B", "Response B")]
 TURN_FIELDS = ("turn1", "turn2", "turn3")
@@ -88,6 +89,9 @@ class RatingHit(HitType):
 
     def prepare_rows(self, rows, *, seed):
         return inline_rows_store(self.slug, rows, seed=seed)
+
+    def on_review_changed(self, assignment, *, rejected: bool) -> None:
+        judgments_mark_rejected(assignment, rejected=rejected)
 
 
 def _record(hit: HitType, assignment, **fields) -> Judgment:

@@ -85,7 +85,7 @@ def _judgment_row(v: dict) -> dict:
         "feedback": v["feedback"], "turn": v["turn"],
         "meta": json.dumps(v["meta"], ensure_ascii=False, sort_keys=True),
         "template_version": v["template_version"], "prompt_hash": v["prompt_hash"],
-        "created_at": v["created_at"],
+        "created_at": v["created_at"], "rejected": v["rejected"],
     }
 
 
@@ -113,10 +113,10 @@ def dataset_export(out_dir: str | Path) -> dict[str, int]:
                    "response_b": str(v["response_b__uuid"]), "swapped": v["swapped"],
                    "sampling": v["sampling"], "gold_choice": v["gold_choice"]}))
     counts["judgments"] = _write(out / "judgments.parquet", "judgments", _chunked(
-        Judgment.objects.order_by("pk").values(
+        Judgment.with_rejected.order_by("pk").values(  # rejected votes kept, and marked
             "uuid", "comparison__uuid", "response__uuid", "source", "annotator", "worker_id",
             "kind", "choice", "score", "feedback", "turn", "meta", "template_version",
-            "prompt_hash", "created_at"),
+            "prompt_hash", "created_at", "rejected"),
         _judgment_row))
     (out / "README.md").write_text(card_markdown(out, counts), encoding="utf-8")
     return counts
