@@ -85,7 +85,10 @@ def _record_submission(provider_name: str, hit: ProviderHit, remote) -> bool:
     )
     if flag == ProviderSubmission.Flag.NONE and remote.status in ("approved", "rejected"):
         # Decided on the marketplace (by hand, or MTurk's auto-approval): mirror it here.
-        _flip(assignment, Assignment.Status.SUBMITTED, remote.status)
+        if not _flip(assignment, Assignment.Status.SUBMITTED, remote.status) \
+                and remote.status == Assignment.Status.APPROVED:
+            # approved there while rejected here: the rejection was overridden on MTurk's site
+            _flip(assignment, Assignment.Status.REJECTED, Assignment.Status.APPROVED)
     return flag != ProviderSubmission.Flag.NONE
 
 

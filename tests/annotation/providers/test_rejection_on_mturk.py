@@ -1,6 +1,7 @@
 """Rejections on MTurk reach the votes as local ones do: the reason goes out as
 RequesterFeedback, the override as ApproveAssignment(OverrideRejection=True), and a rejection
-made on MTurk's own site and mirrored by the sync takes the votes out too."""
+made on MTurk's own site and mirrored by the sync takes the votes out too (and one overridden
+there puts them back)."""
 from decimal import Decimal
 
 import pytest
@@ -67,3 +68,17 @@ def test_a_rejection_made_on_mturk_and_synced_takes_the_vote_out(mturk):
     assert Assignment.objects.get(pk=b.pk).status == "rejected"
     assert _counted_choices() == ["A"]
     assert Task.objects.get(pk=task.pk).slots_taken == 1
+
+
+def test_a_rejection_overridden_on_mturk_and_synced_puts_the_vote_back(mturk):
+    hit, task, _, b = _mturk_votes()
+    mturk.add_response("reject_assignment", {}, {"AssignmentId": "ASG2",
+                                                 "RequesterFeedback": "Did not read it."})
+    services.assignment_reject(b, reason="Did not read it.")
+    mturk.add_response("list_assignments_for_hit", {"Assignments": [
+        remote("ASG1", "W1", hit), remote("ASG2", "W2", hit, status="Approved")]},
+        {"HITId": hit, "MaxResults": 100, "AssignmentStatuses": ANY})
+    services.batch_sync(Batch.objects.get(pk=task.batch_id))
+    assert Assignment.objects.get(pk=b.pk).status == "approved"
+    assert _counted_choices() == ["A", "B"]
+    assert Task.objects.get(pk=task.pk).slots_taken == 2
