@@ -139,3 +139,22 @@ def test_a_freed_slot_goes_to_another_worker_and_a_late_override_adds_a_vote(stu
     assert Judgment.objects.filter(source=Judgment.HUMAN).count() == 8
     assert _report_majority(comparisons) == [None, None]  # 2-2
     assert _dashboard(admin_client_, batch)[0] == "6"
+
+
+def test_blocking_a_worker_can_reject_their_work_in_a_batch_in_one_step(study, admin_client_):
+    batch, ben, comparisons = study
+    page = reverse("admin:annotation_worker_overview", args=[ben.pk])
+    assert f"{batch.title} (2 awaiting review)" in admin_client_.get(page).content.decode()
+    refused = admin_client_.post(page, {"op": "block", "reject_batch": str(batch.uuid),
+                                        "reason": "  "}, follow=True)
+    assert any("needs a reason" in str(m) for m in refused.context["messages"])
+    ben.refresh_from_db()
+    assert not ben.blocked and Judgment.objects.filter(worker=ben).count() == 2  # nothing done
+
+    admin_client_.post(page, {"op": "block", "reject_batch": str(batch.uuid), "reason": REASON})
+    ben.refresh_from_db()
+    assert ben.blocked and ben.blocked_reason == REASON
+    assert set(Assignment.objects.filter(worker=ben).values_list("status", flat=True)) == {
+        "rejected"}
+    assert Judgment.objects.filter(worker=ben).count() == 0
+    assert _report_majority(comparisons) == [None, None] and _open_slots(batch) == [1, 1]

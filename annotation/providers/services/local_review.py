@@ -36,7 +36,7 @@ _DEFAULT_AUTO_APPROVAL = ProviderConfig._meta.get_field("auto_approval_seconds")
 S = Assignment.Status
 
 
-def _clean_note(text: str, *, what: str, required: bool) -> str:
+def clean_note(text: str, *, what: str, required: bool) -> str:
     text = (text or "").strip()
     if required and not text:
         raise ValidationError(f"A {what} needs a reason the worker can read.")
@@ -71,7 +71,7 @@ def local_assignment_approve(assignment: Assignment, *, feedback: str = "",
     """Approve submitted work (or, with ``override_rejection``, rejected work submitted in the
     last 30 days). True when this call approved it; False when it already was approved."""
     _require_local(assignment)
-    feedback = _clean_note(feedback, what="approval", required=False)
+    feedback = clean_note(feedback, what="approval", required=False)
     now = now or timezone.now()
     fields = {"status": S.APPROVED}
     if feedback:
@@ -106,7 +106,7 @@ def local_assignment_reject(assignment: Assignment, *, reason: str, actor: str =
     """Reject submitted work with a reason the worker sees. True when this call rejected it;
     False when it already was rejected."""
     _require_local(assignment)
-    reason = _clean_note(reason, what="rejection", required=True)
+    reason = clean_note(reason, what="rejection", required=True)
     with transaction.atomic():
         flipped = Assignment.objects.filter(pk=assignment.pk, status=S.SUBMITTED).update(
             status=S.REJECTED, review_note=reason)

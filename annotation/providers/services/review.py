@@ -28,11 +28,12 @@ from annotation.providers.services.common import (
 )
 from annotation.providers.services.local_review import (
     OVERRIDE_WINDOW,
+    clean_note,
     local_assignment_approve,
     local_assignment_reject,
     local_auto_approve,
 )
-from annotation.providers.services.workers import qualification_push
+from annotation.providers.services.workers import provider_worker_block, qualification_push
 
 
 def batch_sync(batch: Batch, *, actor: str = "") -> SyncReport:
@@ -161,6 +162,31 @@ def assignment_reject(assignment: Assignment, *, reason: str, actor: str = "") -
         raise ValidationError("A rejection needs a reason the worker can read.")
     return _decide(assignment, Assignment.Status.REJECTED, "reject", reason, actor,
                    review_note=reason[:500])
+
+
+def worker_block_and_reject(worker: Worker, *, batch: Batch, reason: str,
+                            actor: str = "") -> tuple[int, list[str]]:
+    """Block ``worker`` and reject, with ``reason``, their work in ``batch`` awaiting review:
+    one step for a worker caught answering carelessly. The reason is checked before anything
+    is written; each rejection is ``assignment_reject`` (votes out, slot reopened, the reason
+    sent to the marketplace). Returns (how many were rejected, the marketplace's refusals);
+    a refusal stops nothing else."""
+    require_outside_transaction()
+    reason = clean_note(reason, what="rejection", required=True)
+    errors = []
+    try:
+        provider_worker_block(worker, reason=reason, actor=actor)
+    except MarketplaceError as exc:  # our own block holds; the failure is logged
+        errors.append(f"block: {exc}")
+    rejected = 0
+    for assignment in (Assignment.objects.filter(worker=worker, batch=batch,
+                                                 status=Assignment.Status.SUBMITTED)
+                       .select_related("batch", "task", "worker")):
+        try:
+            rejected += int(assignment_reject(assignment, reason=reason, actor=actor))
+        except MarketplaceError as exc:
+            errors.append(f"task {assignment.task.position}: {exc}")
+    return rejected, errors
 
 
 def _decide(assignment: Assignment, status: str, action: str, note: str, actor: str,
