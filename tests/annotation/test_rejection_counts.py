@@ -158,3 +158,21 @@ def test_blocking_a_worker_can_reject_their_work_in_a_batch_in_one_step(study, a
         "rejected"}
     assert Judgment.objects.filter(worker=ben).count() == 0
     assert _report_majority(comparisons) == [None, None] and _open_slots(batch) == [1, 1]
+
+
+def test_a_rejection_in_a_finished_local_batch_reopens_it_for_the_freed_slot(study,
+                                                                               admin_client_):
+    from annotation.engine.services.completion import batches_finish_completed
+    from annotation.models import Batch
+
+    batch, ben, comparisons = study
+    assert batches_finish_completed() == 1
+    review = reverse("admin:annotation_marketplacebatch_review", args=[batch.pk])
+    bens = [str(a.uuid) for a in Assignment.objects.filter(worker=ben)]
+    admin_client_.post(review, {"decision": "reject", "reason": REASON, "assignment": bens})
+    batch.refresh_from_db()
+    assert batch.status == Batch.Status.ACTIVE
+    dan, = make_workers(1)
+    for _ in comparisons:
+        submit(batch, dan, {"choice": "A"})
+    assert batches_finish_completed() == 1  # N reached again by accepted work

@@ -8,6 +8,12 @@
 - What the work produced: the HIT type's ``on_review_changed`` hook (a rating HIT's votes
   leave every count).
 
+A finished local batch is reopened (active) for the freed slot, as for more votes
+(``more_votes``): rejecting work is the decision that the batch's work is not done; the
+completion sweep finishes it again once the slot is filled. On a marketplace the slot is free
+here, but a new worker arrives only if the marketplace offers the unit again (MTurk: more
+assignments on the HIT, bought there; not done here).
+
 Reversing a rejection (MTurk's ``OverrideRejection``, within 30 days) puts both back. If
 another worker took the freed slot meanwhile, the task is full: the reinstated work is kept
 as an extra submission, uncounted like late work, but it was accepted, so its votes count
@@ -17,7 +23,7 @@ from django.db.models import F
 
 from annotation.engine.hit_types import get_hit_type
 from annotation.engine.services.claims import take_slot
-from annotation.models import Assignment, Task
+from annotation.models import Assignment, Batch, Task, Worker
 
 
 def rejection_applied(assignment: Assignment) -> None:
@@ -25,6 +31,8 @@ def rejection_applied(assignment: Assignment) -> None:
     assignment.refresh_from_db(fields=["counted", "status"])
     if assignment.counted:
         Task.objects.filter(pk=assignment.task_id).update(slots_taken=F("slots_taken") - 1)
+        Batch.objects.filter(pk=assignment.batch_id, status=Batch.Status.FINISHED,
+                             provider=Worker.Provider.LOCAL).update(status=Batch.Status.ACTIVE)
     get_hit_type(assignment.batch.hit_type).on_review_changed(assignment, rejected=True)
 
 
