@@ -516,9 +516,11 @@ class FeedbackHit(RatingHit):
     def page_context(self, task):
         payload = task.payload
         if payload.get("judgment_a"):
-            a = Judgment.objects.select_related("response__instance").get(
+            # The feedbacks are the task's content: shown even if a vote among them was
+            # rejected after the batch was made (its own counts leave it out, not its text).
+            a = Judgment.with_rejected.select_related("response__instance").get(
                 uuid=payload["judgment_a"])
-            b = Judgment.objects.get(uuid=payload["judgment_b"])
+            b = Judgment.with_rejected.get(uuid=payload["judgment_b"])
             instance = a.response.instance
             return {"instruction": instance.instruction, "images": instance_images(instance),
                     "response_text": a.response.text,
@@ -532,7 +534,7 @@ class FeedbackHit(RatingHit):
         payload = assignment.task.payload
         if not payload.get("judgment_a") or assignment.task.is_gold:
             return
-        found = {str(j.uuid): j for j in Judgment.objects.filter(
+        found = {str(j.uuid): j for j in Judgment.with_rejected.filter(  # content, as above
             uuid__in=[payload["judgment_a"], payload["judgment_b"]])}
         a, b = found[payload["judgment_a"]], found[payload["judgment_b"]]
         _record(self, assignment, kind=Judgment.Kind.FEEDBACK, response_id=a.response_id,
