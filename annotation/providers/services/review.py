@@ -206,9 +206,9 @@ def _decide(assignment: Assignment, status: str, action: str, note: str, actor: 
     remote = remote_assignment_id(assignment)
     provider = get_provider(assignment.batch.provider)
     if remote:
-        call = getattr(provider, action)
+        options = {"override_rejection": True} if overriding else {}
         try:
-            call(remote, note, override_rejection=True) if overriding else call(remote, note)
+            getattr(provider, action)(remote, note, **options)
         except MarketplaceError as exc:
             action_log(assignment.batch, provider.name, action, remote, False, exc, actor)
             raise
