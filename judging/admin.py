@@ -83,8 +83,8 @@ class ComparisonAdmin(admin.ModelAdmin):
 @admin.register(Judgment)
 class JudgmentAdmin(admin.ModelAdmin):
     list_display = ("comparison", "response", "kind", "source", "annotator", "choice", "score",
-                    "turn", "created_at")
-    list_filter = ("kind", "source", "choice", "turn", "response__model")
+                    "turn", "rejected", "created_at")
+    list_filter = ("kind", "source", "choice", "turn", "rejected", "response__model")
     search_fields = ("annotator",)
     raw_id_fields = ("comparison", "response", "worker", "assignment")
     actions = ("build_feedback_batch",)
@@ -96,6 +96,12 @@ class JudgmentAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+    def get_queryset(self, request):
+        # The admin shows the votes of rejected work too (marked), which no count includes.
+        ordering = self.get_ordering(request)
+        votes = Judgment.with_rejected.all()
+        return votes.order_by(*ordering) if ordering else votes
 
     def delete_model(self, request, obj):
         super().delete_model(request, obj)

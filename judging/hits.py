@@ -31,6 +31,7 @@ from .hit_choices import (
 from .models import Comparison, Judgment, Response
 from .services.inline_rows import inline_rows_store
 from .services.judgments.record import judgment_record
+from .services.judgments.rejection import judgments_mark_rejected
 
 TURN_FIELDS = ("turn1", "turn2", "turn3")
 
@@ -108,6 +109,9 @@ class RatingHit(HitType):
 
     def prepare_rows(self, rows, *, seed):
         return inline_rows_store(self.slug, rows, seed=seed)
+
+    def on_review_changed(self, assignment, *, rejected: bool) -> None:
+        judgments_mark_rejected(assignment, rejected=rejected)
 
 
 class ChoiceHit(RatingHit):
@@ -559,9 +563,11 @@ class FeedbackHit(ChoiceHit):
     def page_context(self, task):
         payload = task.payload
         if payload.get("judgment_a"):
-            a = Judgment.objects.select_related("response__instance").get(
+            # The feedbacks are the task's content: shown even if a vote among them was
+            # rejected after the batch was made (its own counts leave it out, not its text).
+            a = Judgment.with_rejected.select_related("response__instance").get(
                 uuid=payload["judgment_a"])
-            b = Judgment.objects.get(uuid=payload["judgment_b"])
+            b = Judgment.with_rejected.get(uuid=payload["judgment_b"])
             instance = a.response.instance
             return self.choice_page(task, {
                 "instruction": instance.instruction, "images": instance_images(instance),
@@ -577,7 +583,7 @@ class FeedbackHit(ChoiceHit):
         payload = assignment.task.payload
         if not payload.get("judgment_a") or assignment.task.is_gold:
             return
-        found = {str(j.uuid): j for j in Judgment.objects.filter(
+        found = {str(j.uuid): j for j in Judgment.with_rejected.filter(  # content, as above
             uuid__in=[payload["judgment_a"], payload["judgment_b"]])}
         a, b = found[payload["judgment_a"]], found[payload["judgment_b"]]
         _record(self, assignment, kind=Judgment.Kind.FEEDBACK, response_id=a.response_id,

@@ -12,7 +12,7 @@ judgments it was computed from:
   re-inserts) changes the key at once; the uuid keeps a reused id (SQLite after a rollback)
   from matching an older entry;
 - a per-source token that ``source_changed`` rotates, for writes that add no row (an edit in
-  the admin);
+  the admin, a rejection of the votes' work or its reversal);
 - the reference model, and the blocked workers when they are excluded;
 - the trial batches when their votes are left out (``Batch.trial``), so marking a batch as a
   trial (or not) shows at once; ``LEADERBOARD_MIN_MATCHES``, so a new threshold does too.
@@ -136,7 +136,10 @@ def _token_key(source: str | None) -> str:
 
 
 def _scope(source: str | None):
-    qs = Judgment.objects.all()
+    # Every row, rejected votes too: the stamp and the count watch for rows added or deleted
+    # and stay reads of the (source, id) index alone; a rejection, which adds or deletes
+    # nothing, rotates the source's token instead (``source_changed``).
+    qs = Judgment.with_rejected.all()
     return qs if source is ALL_SOURCES else qs.filter(source=source)
 
 

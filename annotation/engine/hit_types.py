@@ -111,6 +111,11 @@ class HitType:
     def on_submitted(self, assignment) -> None:
         """Hook run inside the submit transaction (e.g. record a judgment)."""
 
+    def on_review_changed(self, assignment, *, rejected: bool) -> None:
+        """Hook run inside the transaction that rejects the assignment (``rejected``) or
+        reverses its rejection: whatever the work produced leaves every count, or comes back
+        (a rating HIT marks its votes, ``judging.services.judgments.rejection``)."""
+
 
 def _flatten(errors) -> str:
     parts = []

@@ -25,7 +25,7 @@ from annotation.providers.costs import cents, estimate
 class BatchProgress:
     tasks: int
     slots: int  # tasks × N
-    done: int  # counted submissions
+    done: int  # counted submissions not rejected (Assignment.COUNTS_AS_DONE)
     leased: int  # live leases
     remaining: int
     late_uncounted: int
@@ -40,7 +40,7 @@ def batch_progress(batch: Batch) -> BatchProgress:
         n=Count("id"), slots=Sum("max_assignments")
     )
     counts = Assignment.objects.filter(batch=batch).aggregate(
-        done=Count("id", filter=Q(counted=True)),
+        done=Count("id", filter=Assignment.COUNTS_AS_DONE),
         leased=Count("id", filter=Q(status=Assignment.Status.LEASED)),
         late=Count("id", filter=Q(counted=False, late=True)),
     )
@@ -205,7 +205,7 @@ def batch_progress_many(batch_ids) -> dict[int, BatchProgress]:
              .values("batch_id").annotate(n=Count("id"), slots=Sum("max_assignments"))}
     counts = {row["batch_id"]: row for row in Assignment.objects.filter(batch_id__in=ids)
               .order_by().values("batch_id").annotate(
-                  done=Count("id", filter=Q(counted=True)),
+                  done=Count("id", filter=Assignment.COUNTS_AS_DONE),
                   leased=Count("id", filter=Q(status=Assignment.Status.LEASED)),
                   late=Count("id", filter=Q(counted=False, late=True)))}
     out = {}
@@ -250,10 +250,12 @@ def _money(total) -> Decimal:
 
 
 def worker_history(worker: Worker):
-    """The worker's assignments, newest first, with their batch (for a paginated list)."""
+    """The worker's assignments, newest first, with their batch (for a paginated list) and the
+    requester's note (a rejected one shows its reason)."""
     return (Assignment.objects.filter(worker=worker).select_related("batch")
             .only("uuid", "status", "claimed_at", "submitted_at", "seconds_spent", "counted",
-                  "late", "gold_correct", "batch__title", "batch__reward", "batch__status")
+                  "late", "gold_correct", "review_note", "batch__title", "batch__reward",
+                  "batch__status")
             .order_by("-claimed_at", "-pk"))
 
 

@@ -10,6 +10,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from django.db.models import Count
+
 from annotation.models import Assignment, Worker
 
 DONE = (Assignment.Status.SUBMITTED, Assignment.Status.APPROVED, Assignment.Status.REJECTED)
@@ -95,6 +97,15 @@ def worker_assignments(worker: Worker):
     """The worker's assignments, newest first, with what a list row shows (no per-row query)."""
     return (Assignment.objects.filter(worker=worker).select_related("batch", "task")
             .order_by("-claimed_at", "-pk"))
+
+
+def worker_batches_awaiting_review(worker: Worker) -> list[dict]:
+    """The batches where the worker has work awaiting review (``uuid``, ``title``, ``n``): what
+    blocking them can reject in the same step."""
+    rows = (Assignment.objects.filter(worker=worker, status=Assignment.Status.SUBMITTED)
+            .order_by("batch__title").values_list("batch__uuid", "batch__title")
+            .annotate(n=Count("id")))
+    return [{"uuid": uuid, "title": title, "n": n} for uuid, title, n in rows]
 
 
 # --- pure ---------------------------------------------------------------------------------------

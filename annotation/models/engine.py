@@ -3,8 +3,9 @@
 Invariants live in the database where it can hold them:
 - ``Assignment(task, worker)`` is unique: a worker never gets the same task twice, and a
   returned (skipped) assignment keeps its row, so a skipped task is never offered again;
-- ``Task.slots_taken`` counts live leases plus counted submissions and a check constraint keeps
-  it within ``0..max_assignments``; claims and late submits move it with conditional updates;
+- ``Task.slots_taken`` counts live leases plus counted submissions not rejected, and a check
+  constraint keeps it within ``0..max_assignments``; claims, late submits and rejections
+  (``engine.services.rejections``) move it with conditional updates;
 - a worker holds at most one lease per batch (``status='leased'`` is unique per worker and
   batch), whatever path creates it and however many of their claims race.
 """
@@ -169,6 +170,10 @@ class Assignment(models.Model):
         EXPIRED = "expired"
         RETURNED = "returned"
 
+    #: Work that fills one of its task's N slots: counted and not rejected (a rejection gives
+    #: the slot back). What "done" and "spent" count.
+    COUNTS_AS_DONE = Q(counted=True) & ~Q(status=Status.REJECTED)
+
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="assignments")
     batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="assignments")
@@ -180,6 +185,7 @@ class Assignment(models.Model):
     answer = models.JSONField(null=True, blank=True)
     seconds_spent = models.FloatField(null=True, blank=True)
     counted = models.BooleanField(
+        # It took one of the task's N slots; a rejection gives the slot back (COUNTS_AS_DONE).
         default=False, help_text="Counts towards the task's N (false for late, uncounted work)"
     )
     late = models.BooleanField(default=False, help_text="Submitted after its lease expired")

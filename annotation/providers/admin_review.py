@@ -15,7 +15,6 @@ from annotation.providers.costs import BudgetExceeded
 from annotation.providers.services import (
     assignment_approve,
     assignment_reject,
-    local_assignment_approve,
 )
 from annotation.providers.services.local_review import REASON_MAX
 
@@ -38,7 +37,7 @@ class ReviewForm(forms.Form):
     decision = forms.ChoiceField(choices=(
         ("approve", "Approve"),
         ("reject", "Reject (the reason is shown to the worker)"),
-        ("override", "Approve, overriding a rejection (local batches; within 30 days)"),
+        ("override", "Approve, overriding a rejection (within 30 days; its votes count again)"),
     ))
     reason = forms.CharField(required=False, max_length=REASON_MAX,
                              widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
@@ -77,8 +76,8 @@ def review_apply(request, form: ReviewForm) -> None:
             elif decision == "reject":
                 changed = assignment_reject(assignment, reason=reason, actor=actor)
             else:
-                changed = local_assignment_approve(assignment, feedback=reason,
-                                                   override_rejection=True, actor=actor)
+                changed = assignment_approve(assignment, feedback=reason,
+                                             override_rejection=True, actor=actor)
         except _REFUSALS as exc:
             text = "; ".join(getattr(exc, "messages", None) or [str(exc)])
             messages.error(request, f"Task {assignment.task.position} of “{assignment.batch}” by "

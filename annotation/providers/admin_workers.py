@@ -1,15 +1,22 @@
 """Workers in the admin: the list (with whether each block reached the marketplace), block /
 unblock / retry actions, and a page per worker — their record, earnings, block state and
 assignments, where their work can be approved or rejected. Every button calls one service."""
+import uuid
+
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.utils.html import format_html
 
 from annotation.core.clients.errors import MarketplaceError
-from annotation.engine.selectors_workers import worker_assignments, worker_display, worker_summary
-from annotation.models import Worker
+from annotation.engine.selectors_workers import (
+    worker_assignments,
+    worker_batches_awaiting_review,
+    worker_display,
+    worker_summary,
+)
+from annotation.models import Batch, Worker
 from annotation.providers.admin_review import (
     REVIEWABLE,
     ReviewForm,
@@ -21,6 +28,7 @@ from annotation.providers.selectors_payments import payments_overview
 from annotation.providers.services import (
     provider_worker_block,
     provider_worker_unblock,
+    worker_block_and_reject,
     worker_marketplace_block,
 )
 
@@ -108,6 +116,9 @@ class WorkerAdmin(admin.ModelAdmin):
         if request.method == "POST":
             if not self.has_change_permission(request, worker):
                 raise PermissionDenied
+            if request.POST.get("op") == "block" and request.POST.get("reject_batch"):
+                self._block_and_reject(request, worker)
+                return redirect(request.get_full_path())
             op = _OPS.get(request.POST.get("op", ""))
             if op is not None:
                 self._each(request, Worker.objects.filter(pk=worker.pk), op[0], op[1])
@@ -125,8 +136,35 @@ class WorkerAdmin(admin.ModelAdmin):
             "marketplace_state": state, "retry": retry,
             "payments": payments_overview(worker=worker, by="batch"),
             "page": page, "form": form, "reviewable": REVIEWABLE,
+            "awaiting_review": worker_batches_awaiting_review(worker),
         }
         return render(request, "admin/annotation/worker/overview.html", context)
+
+
+    def _block_and_reject(self, request, worker):
+        """Block, and reject the worker's work awaiting review in the chosen batch."""
+        batch = Batch.objects.filter(uuid=_uuid_or_none(request.POST["reject_batch"])).first()
+        if batch is None:
+            self.message_user(request, "Choose one of the listed batches.", messages.ERROR)
+            return
+        try:
+            rejected, errors = worker_block_and_reject(
+                worker, batch=batch, reason=request.POST.get("reason", ""),
+                actor=request.user.get_username())
+        except ValidationError as exc:
+            self.message_user(request, "; ".join(exc.messages), messages.ERROR)
+            return
+        self.message_user(request, f"{worker_display(worker)} blocked; {rejected} assignment(s) "
+                                   f"in “{batch.title}” rejected.")
+        for error in errors:
+            self.message_user(request, f"The marketplace refused: {error}", messages.ERROR)
+
+
+def _uuid_or_none(text: str):
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        return None
 
 
 _OPS = {"block": ("blocked", _block), "unblock": ("unblocked", _unblock),

@@ -101,8 +101,12 @@ class Provider:
     def list_submissions(self, hit_id: str) -> Iterator[RemoteSubmission]:
         return iter(())
 
-    def approve(self, assignment_id: str, feedback: str = "") -> None:
-        """Approve (pay) a submission. Already approved counts as success."""
+    def approve(self, assignment_id: str, feedback: str = "", *,
+                override_rejection: bool = False) -> None:
+        """Approve (pay) a submission; with ``override_rejection`` a rejected one too. Already
+        approved counts as success."""
+        if override_rejection:
+            raise NotSupported(f"{self.name} cannot approve rejected work")
 
     def reject(self, assignment_id: str, reason: str) -> None:
         """Reject a submission with a reason the worker sees. Already rejected is success."""

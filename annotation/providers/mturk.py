@@ -205,10 +205,13 @@ class MTurkProvider(Provider):
         a = self._call("get_assignment", AssignmentId=assignment_id)["Assignment"]
         return _STATUS.get(a.get("AssignmentStatus", ""), "other")
 
-    def approve(self, assignment_id: str, feedback: str = "") -> None:
+    def approve(self, assignment_id: str, feedback: str = "", *,
+                override_rejection: bool = False) -> None:
         params = {"AssignmentId": assignment_id}
         if feedback:
             params["RequesterFeedback"] = feedback[:1024]
+        if override_rejection:
+            params["OverrideRejection"] = True
         try:
             self._call("approve_assignment", **params)
         except mturk_client.MTurkError as exc:

@@ -178,7 +178,10 @@ class ProlificProvider(Provider):
                 )
             path = ((page.get("_links") or {}).get("next") or {}).get("href") or ""
 
-    def approve(self, assignment_id: str, feedback: str = "") -> None:
+    def approve(self, assignment_id: str, feedback: str = "", *,
+                override_rejection: bool = False) -> None:
+        if override_rejection:
+            raise NotSupported("Prolific cannot approve rejected work")
         # Prolific documents this transition as idempotent, so it may be retried.
         self._request("POST", f"submissions/{assignment_id}/transition/",
                       json={"action": "APPROVE"}, idempotent=True)

@@ -97,7 +97,7 @@ def _judgment_row(people: Identities, v: dict) -> dict:
         "feedback": people.scrub(v["feedback"]), "turn": v["turn"],
         "meta": people.scrub(json.dumps(meta, ensure_ascii=False, sort_keys=True)),
         "template_version": v["template_version"], "prompt_hash": v["prompt_hash"],
-        "created_at": v["created_at"],
+        "created_at": v["created_at"], "rejected": v["rejected"],
     }
 
 
@@ -136,10 +136,10 @@ def _export(out: Path) -> dict[str, int]:
                    "response_b": str(v["response_b__uuid"]), "swapped": v["swapped"],
                    "sampling": v["sampling"], "gold_choice": v["gold_choice"]}))
     counts["judgments"] = _write(out / "judgments.parquet", "judgments", _chunked(
-        Judgment.objects.order_by("pk").values(
+        Judgment.with_rejected.order_by("pk").values(  # rejected votes kept, and marked
             "uuid", "comparison__uuid", "response__uuid", "source", "annotator", "worker_id",
             "kind", "choice", "score", "feedback", "turn", "meta", "template_version",
-            "prompt_hash", "created_at"),
+            "prompt_hash", "created_at", "rejected"),
         lambda v: _judgment_row(people, v)))
     (out / "README.md").write_text(card_markdown(out, counts, scrub), encoding="utf-8")
     return counts

@@ -38,7 +38,7 @@ def _read(folder: Path, table: str) -> list[dict]:
         data = pq.read_table(path)
     except Exception as exc:  # pyarrow raises several unrelated types for a broken file
         raise ImportFailed(f"{path.name}: not a readable Parquet file ({exc})") from exc
-    missing = [c.name for c in TABLES[table] if c.name not in data.column_names]
+    missing = [c.name for c in TABLES[table] if c.name not in data.column_names and c.since == "1"]
     if missing:
         raise ImportFailed(f"{path.name}: missing column(s) {', '.join(missing)}")
     return data.to_pylist()
@@ -191,7 +191,7 @@ def _judgments(rows: list[dict]) -> int:
         return {_uuid(r[column], "judgments.parquet") for r in rows if r[column]}
 
     comparisons, responses = _lookup(Comparison, ids("comparison")), _lookup(Response, ids("response"))
-    present = _lookup(Judgment, ids("uuid"))
+    present = _lookup(Judgment.with_rejected.all(), ids("uuid"))
     new, numbers, seen = [], [], set()
     for n, row in enumerate(rows, start=1):
         where = f"judgments.parquet row {n}"
@@ -215,7 +215,8 @@ def _judgments(rows: list[dict]) -> int:
                   "template_version": row["template_version"] or "",
                   "prompt_hash": row["prompt_hash"] or ""}
         _check(where, Judgment, values)
-        new.append({**on, "uuid": key, **values, "created_at": row["created_at"]})
+        new.append({**on, "uuid": key, **values, "created_at": row["created_at"],
+                    "rejected": bool(row.get("rejected"))})
         numbers.append(n)
     for start in range(0, len(new), 5000):
         chunk = new[start:start + 5000]

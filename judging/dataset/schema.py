@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: judgments.rejected
 
 
 @dataclass(frozen=True)
@@ -19,6 +19,7 @@ class Column:
     type: pa.DataType
     doc: str
     nullable: bool = False
+    since: str = "1"  # the schema version that added it: an older file may lack it
 
 
 def _s(name, doc, nullable=False):
@@ -104,6 +105,8 @@ TABLES: dict[str, list[Column]] = {
         _s("template_version", "HIT type or judge prompt template, with its version"),
         _s("prompt_hash", "SHA-256 of the judge's prompt (automatic judges)"),
         Column("created_at", pa.timestamp("us", tz="UTC"), "When the judgment was made"),
+        Column("rejected", pa.bool_(), "The vote's work was rejected: kept, never counted",
+               since="2"),
     ],
 }
 

@@ -91,8 +91,23 @@ class Comparison(models.Model):
         return f"comparison {self.uuid}"
 
 
+class CountedJudgments(models.Manager):
+    """``Judgment.objects``: every judgment except the votes of rejected work. Rejected work is
+    kept (``Judgment.with_rejected``, the dataset export marks it) but counts nowhere: every
+    reader of votes (boards, reports, review, the API) goes through this manager, so none can
+    forget the rule."""
+
+    def get_queryset(self):
+        return super().get_queryset().filter(rejected=False)
+
+
 class Judgment(models.Model):
     """One vote: a human's (through an assignment) or an automatic judge's.
+
+    ``rejected`` is set in the transaction that rejects the vote's assignment and cleared in the
+    one that reverses the rejection (``judging.services.judgments.rejection``); an imported
+    dataset carries it over. ``objects`` leaves rejected votes out; ``with_rejected`` (also the
+    base manager: cascades, backups) keeps them.
 
     Provenance: ``template_version`` is what produced the verdict: the judge prompt template's
     version (``pairwise_vlm@v1``) for an automatic judge, ``<hit type slug>@<version>`` for a
@@ -152,8 +167,15 @@ class Judgment(models.Model):
                                    help_text="File an imported judgment came from")
     imported_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField()
+    rejected = models.BooleanField(
+        default=False, help_text="Its assignment was rejected: kept, never counted")
+
+    with_rejected = models.Manager()
+    objects = CountedJudgments()
 
     class Meta:
+        default_manager_name = "objects"
+        base_manager_name = "with_rejected"
         indexes = [models.Index(fields=["source", "created_at"]),
                    # the rating cache's key: a source's newest judgment (judging/rating_cache.py)
                    models.Index(fields=["source", "id"], name="judgment_source_latest")]

@@ -116,7 +116,8 @@ def _existing(slots, **filters) -> list[tuple[int, int, int, int]]:
     qs = (Comparison.objects.filter(instance_id__in=list(slots), **filters)
           .annotate(votes=Count("judgments", filter=Q(
               judgments__source=HUMAN, judgments__kind=Judgment.Kind.PAIRWISE,
-              judgments__turn__in=["", "overall"])))
+              judgments__turn__in=["", "overall"],
+              judgments__rejected=False)))  # a join skips the manager: say it here
           .values_list("instance_id", "response_a__model_id", "response_b__model_id", "votes"))
     return [(i, a, b, votes) for i, a, b, votes in qs.iterator()
             if a in slots[i] and b in slots[i]]

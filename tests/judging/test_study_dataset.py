@@ -165,3 +165,21 @@ def test_real_visitbench_study_round_trips(tmp_path):
     second = _tables(tmp_path / "b")
     for table in FILES:
         pd.testing.assert_frame_equal(first[table], second[table])
+
+
+def test_rejected_votes_travel_marked_and_a_file_from_before_the_marker_imports(tmp_path):
+    worker = _study()
+    Judgment.objects.filter(worker=worker).update(rejected=True)  # as its rejection would
+    counted = Judgment.objects.count()
+    assert dataset_export(tmp_path)["judgments"] == counted + 1  # kept in the export, marked
+    assert pq.read_table(tmp_path / "judgments.parquet").to_pandas()["rejected"].sum() == 1
+    _wipe()
+    dataset_import(tmp_path)
+    assert Judgment.objects.count() == counted  # imported, and still counted nowhere
+    assert Judgment.with_rejected.get(rejected=True).annotator == pseudonym(worker.pk)
+    assert dataset_import(tmp_path)["judgments"] == 0  # the rejected row is found present
+    older = pq.read_table(tmp_path / "judgments.parquet").drop(["rejected"])
+    pq.write_table(older, tmp_path / "judgments.parquet")
+    _wipe()
+    assert dataset_import(tmp_path)["judgments"] == counted + 1
+    assert not Judgment.with_rejected.filter(rejected=True).exists()

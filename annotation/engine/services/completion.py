@@ -16,7 +16,7 @@ from annotation.webhooks.services import webhook_emit
 def batch_announce_finished(batch: Batch, *, how: str) -> None:
     """Tell webhook subscribers that ``batch`` finished (inside the caller's transaction)."""
     counts = Assignment.objects.filter(batch=batch).aggregate(
-        counted=Count("id", filter=Q(counted=True)), late=Count("id", filter=Q(late=True)))
+        counted=Count("id", filter=Assignment.COUNTS_AS_DONE), late=Count("id", filter=Q(late=True)))
     webhook_emit("batch.finished", {
         "batch": batch.uuid, "title": batch.title, "hit_type": batch.hit_type,
         "provider": batch.provider, "how": how, "tasks": batch.tasks.count(), **counts})

@@ -25,7 +25,13 @@ from .common import (
 )
 from .launch import batch_expire, batch_extend, batch_launch, batch_pause, batch_resume
 from .local_review import local_assignment_approve, local_assignment_reject, local_auto_approve
-from .review import assignment_approve, assignment_reject, batch_sync, sync_all
+from .review import (
+    assignment_approve,
+    assignment_reject,
+    batch_sync,
+    sync_all,
+    worker_block_and_reject,
+)
 from .workers import (
     provider_worker_block,
     provider_worker_unblock,
@@ -60,6 +66,7 @@ __all__ = [
     "local_auto_approve",
     "prolific_arrival_claim",
     "provider_worker_block",
+    "worker_block_and_reject",
     "provider_worker_unblock",
     "qualification_push",
     "sync_all",

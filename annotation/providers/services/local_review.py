@@ -14,14 +14,17 @@ MTurk finds the same behaviour here (ApproveAssignment / RejectAssignment, API 2
 Each decision is one conditional UPDATE on the assignment's current status, so two admins (or an
 admin and the auto-approval) racing on one assignment flip it once; the loser gets ``False``
 (same decision already made) or a refusal naming the state it found. Decisions are logged in
-the same action log as the marketplaces' (provider ``local``).
+the same action log as the marketplaces' (provider ``local``). A rejection, and its reversal,
+also move the slot and the work's votes in the same transaction (``engine.services.rejections``).
 """
 from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.utils import timezone
 
 from annotation.core.row_checks import control_problem
+from annotation.engine.services.rejections import rejection_applied, rejection_reversed
 from annotation.models import Assignment, Batch, Worker
 from annotation.providers.models import ProviderConfig
 from annotation.providers.services.common import action_log
@@ -32,7 +35,7 @@ _DEFAULT_AUTO_APPROVAL = ProviderConfig._meta.get_field("auto_approval_seconds")
 S = Assignment.Status
 
 
-def _clean_note(text: str, *, what: str, required: bool) -> str:
+def clean_note(text: str, *, what: str, required: bool) -> str:
     text = (text or "").strip()
     if required and not text:
         raise ValidationError(f"A {what} needs a reason the worker can read.")
@@ -67,7 +70,7 @@ def local_assignment_approve(assignment: Assignment, *, feedback: str = "",
     """Approve submitted work (or, with ``override_rejection``, rejected work submitted in the
     last 30 days). True when this call approved it; False when it already was approved."""
     _require_local(assignment)
-    feedback = _clean_note(feedback, what="approval", required=False)
+    feedback = clean_note(feedback, what="approval", required=False)
     now = now or timezone.now()
     fields = {"status": S.APPROVED}
     if feedback:
@@ -76,9 +79,12 @@ def local_assignment_approve(assignment: Assignment, *, feedback: str = "",
     flipped = Assignment.objects.filter(pk=assignment.pk, status=S.SUBMITTED).update(**fields)
     if not flipped and override_rejection:
         action = "approve_override"  # the rejection's reason no longer holds
-        flipped = Assignment.objects.filter(
-            pk=assignment.pk, status=S.REJECTED, submitted_at__gte=now - OVERRIDE_WINDOW,
-        ).update(**{**fields, "review_note": feedback})
+        with transaction.atomic():
+            flipped = Assignment.objects.filter(
+                pk=assignment.pk, status=S.REJECTED, submitted_at__gte=now - OVERRIDE_WINDOW,
+            ).update(**{**fields, "review_note": feedback})
+            if flipped:
+                rejection_reversed(assignment)
     if not flipped:
         error = _refusal(assignment, S.APPROVED)
         if assignment.status == S.APPROVED:
@@ -99,9 +105,13 @@ def local_assignment_reject(assignment: Assignment, *, reason: str, actor: str =
     """Reject submitted work with a reason the worker sees. True when this call rejected it;
     False when it already was rejected."""
     _require_local(assignment)
-    reason = _clean_note(reason, what="rejection", required=True)
-    if not Assignment.objects.filter(pk=assignment.pk, status=S.SUBMITTED).update(
-            status=S.REJECTED, review_note=reason):
+    reason = clean_note(reason, what="rejection", required=True)
+    with transaction.atomic():
+        flipped = Assignment.objects.filter(pk=assignment.pk, status=S.SUBMITTED).update(
+            status=S.REJECTED, review_note=reason)
+        if flipped:
+            rejection_applied(assignment)
+    if not flipped:
         error = _refusal(assignment, S.REJECTED)
         if assignment.status == S.REJECTED:
             return False

@@ -3,10 +3,12 @@ and the requester's approve / reject."""
 from datetime import timedelta
 
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from annotation.core.clients.errors import MarketplaceError
+from annotation.engine.services.rejections import rejection_applied, rejection_reversed
 from annotation.models import Assignment, Batch, Worker
 from annotation.providers.base import (
     get_provider,
@@ -25,11 +27,13 @@ from annotation.providers.services.common import (
     require_outside_transaction,
 )
 from annotation.providers.services.local_review import (
+    OVERRIDE_WINDOW,
+    clean_note,
     local_assignment_approve,
     local_assignment_reject,
     local_auto_approve,
 )
-from annotation.providers.services.workers import qualification_push
+from annotation.providers.services.workers import provider_worker_block, qualification_push
 
 
 def batch_sync(batch: Batch, *, actor: str = "") -> SyncReport:
@@ -82,9 +86,24 @@ def _record_submission(provider_name: str, hit: ProviderHit, remote) -> bool:
     )
     if flag == ProviderSubmission.Flag.NONE and remote.status in ("approved", "rejected"):
         # Decided on the marketplace (by hand, or MTurk's auto-approval): mirror it here.
-        Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.SUBMITTED).update(
-            status=remote.status)
+        if not _flip(assignment, Assignment.Status.SUBMITTED, remote.status) \
+                and remote.status == Assignment.Status.APPROVED:
+            # approved there while rejected here: the rejection was overridden on MTurk's site
+            _flip(assignment, Assignment.Status.REJECTED, Assignment.Status.APPROVED)
     return flag != ProviderSubmission.Flag.NONE
+
+
+def _flip(assignment: Assignment, current: str, status: str, **fields) -> bool:
+    """One conditional UPDATE from ``current`` to ``status``; a rejection (or its reversal)
+    moves the slot and the votes in the same transaction (``engine.services.rejections``)."""
+    with transaction.atomic():
+        flipped = Assignment.objects.filter(pk=assignment.pk, status=current).update(
+            status=status, **fields)
+        if flipped and status == Assignment.Status.REJECTED:
+            rejection_applied(assignment)
+        elif flipped and current == Assignment.Status.REJECTED:
+            rejection_reversed(assignment)
+    return bool(flipped)
 
 
 def _review(batch: Batch, report: SyncReport, actor: str) -> None:
@@ -118,11 +137,18 @@ def _gold_verdict(batch: Batch, worker: Worker, config: ProviderConfig) -> tuple
     return False, f"{config.reject_reason} ({sum(rows)} of {len(rows)} check items correct)"
 
 
-def assignment_approve(assignment: Assignment, *, feedback: str = "", actor: str = "") -> bool:
-    """Approve (and so pay) a submitted assignment; False when it already was approved.
-    Local batches follow the same rules without a marketplace (``local_review``)."""
+def assignment_approve(assignment: Assignment, *, feedback: str = "",
+                       override_rejection: bool = False, actor: str = "") -> bool:
+    """Approve (and so pay) a submitted assignment; False when it already was approved. With
+    ``override_rejection`` a rejected one is approved too (MTurk's OverrideRejection, within 30
+    days of the submission) and its votes count again. Local batches follow the same rules
+    without a marketplace (``local_review``)."""
     if assignment.batch.provider == Worker.Provider.LOCAL:
-        return local_assignment_approve(assignment, feedback=feedback, actor=actor)
+        return local_assignment_approve(assignment, feedback=feedback,
+                                        override_rejection=override_rejection, actor=actor)
+    if override_rejection and assignment.status == Assignment.Status.REJECTED:
+        return _decide(assignment, Assignment.Status.APPROVED, "approve", feedback, actor,
+                       current=Assignment.Status.REJECTED, review_note=feedback[:500])
     return _decide(assignment, Assignment.Status.APPROVED, "approve", feedback, actor)
 
 
@@ -138,28 +164,59 @@ def assignment_reject(assignment: Assignment, *, reason: str, actor: str = "") -
                    review_note=reason[:500])
 
 
+def worker_block_and_reject(worker: Worker, *, batch: Batch, reason: str,
+                            actor: str = "") -> tuple[int, list[str]]:
+    """Block ``worker`` and reject, with ``reason``, their work in ``batch`` awaiting review:
+    one step for a worker caught answering carelessly. The reason is checked before anything
+    is written; each rejection is ``assignment_reject`` (votes out, slot reopened, the reason
+    sent to the marketplace). Returns (how many were rejected, the marketplace's refusals);
+    a refusal stops nothing else."""
+    require_outside_transaction()
+    reason = clean_note(reason, what="rejection", required=True)
+    errors = []
+    try:
+        provider_worker_block(worker, reason=reason, actor=actor)
+    except MarketplaceError as exc:  # our own block holds; the failure is logged
+        errors.append(f"block: {exc}")
+    rejected = 0
+    for assignment in (Assignment.objects.filter(worker=worker, batch=batch,
+                                                 status=Assignment.Status.SUBMITTED)
+                       .select_related("batch", "task", "worker")):
+        try:
+            rejected += int(assignment_reject(assignment, reason=reason, actor=actor))
+        except MarketplaceError as exc:
+            errors.append(f"task {assignment.task.position}: {exc}")
+    return rejected, errors
+
+
 def _decide(assignment: Assignment, status: str, action: str, note: str, actor: str,
-            **fields) -> bool:
-    """Tell the marketplace first (outside any transaction), then flip our row once."""
+            current: str = Assignment.Status.SUBMITTED, **fields) -> bool:
+    """Tell the marketplace first (outside any transaction), then flip our row once.
+    ``current`` is REJECTED only for an approval that overrides a rejection."""
     require_outside_transaction()
     if assignment.status == status:
         return False
-    if assignment.status != Assignment.Status.SUBMITTED:
+    if assignment.status != current:
         raise ValidationError(f"Only submitted work can be {status} (this is {assignment.status}).")
+    overriding = current == Assignment.Status.REJECTED
+    if overriding and (assignment.submitted_at is None
+                       or assignment.submitted_at < timezone.now() - OVERRIDE_WINDOW):
+        raise ValidationError("A rejection can be overridden only within 30 days of the "
+                              "submission.")
     remote = remote_assignment_id(assignment)
     provider = get_provider(assignment.batch.provider)
     if remote:
+        options = {"override_rejection": True} if overriding else {}
         try:
-            getattr(provider, action)(remote, note)
+            getattr(provider, action)(remote, note, **options)
         except MarketplaceError as exc:
             action_log(assignment.batch, provider.name, action, remote, False, exc, actor)
             raise
-    flipped = Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.SUBMITTED) \
-        .update(status=status, **fields)
+    flipped = _flip(assignment, current, status, **fields)
     assignment.status = status
-    action_log(assignment.batch, provider.name, action, remote or str(assignment.uuid), True, note,
-         actor)
-    return bool(flipped)
+    action_log(assignment.batch, provider.name, "approve_override" if overriding else action,
+               remote or str(assignment.uuid), True, note, actor)
+    return flipped
 
 
 def sync_all(*, actor: str = "beat") -> dict[str, SyncReport]:

@@ -77,7 +77,8 @@ def export_rows(*, source: str | None = None) -> list[dict]:
     judgments = list(qs)
     wanted = {str(j.meta.get(f"judgment_{s}")) for j in judgments if j.kind == Judgment.Kind.FEEDBACK
               for s in "ab" if j.meta.get(f"judgment_{s}")}
-    linked = {str(j.uuid): j for j in Judgment.objects.filter(uuid__in=wanted)} if wanted else {}
+    linked = ({str(j.uuid): j for j in Judgment.with_rejected.filter(uuid__in=wanted)}  # texts
+              if wanted else {})
     texts = _Texts()
     rows = []
     for j in judgments:

@@ -43,7 +43,7 @@ def _judgment(*, source: str, annotator: str, kind: str = Judgment.Kind.PAIRWISE
               choice: str = "", score: float | None = None, feedback: str = "", turn: str = "",
               meta: dict | None = None, worker=None, assignment=None,
               template_version: str = "", prompt_hash: str = "", import_file: str = "",
-              imported_at: datetime | None = None,
+              imported_at: datetime | None = None, rejected: bool = False,
               created_at: datetime | None = None, uuid: UUID | None = None) -> Judgment:
     """One row, checked (ValidationError) and cut to its columns; not saved."""
     if not source or not annotator:
@@ -70,7 +70,7 @@ def _judgment(*, source: str, annotator: str, kind: str = Judgment.Kind.PAIRWISE
         worker=worker, assignment=assignment,
         template_version=template_version[:_limit("template_version")],
         prompt_hash=prompt_hash, import_file=import_file[-_limit("import_file"):],
-        imported_at=imported_at, created_at=created_at or timezone.now(),
+        imported_at=imported_at, created_at=created_at or timezone.now(), rejected=rejected,
         **({"uuid": uuid} if uuid is not None else {}))  # a dataset import keeps its ids
 
 
@@ -129,7 +129,7 @@ def _present_keys(judgments: list[Judgment]) -> set[str]:
     by_source = {"source__in": sources} if len(sources) <= 100 else {}  # uses the index
     size = min(5000, (connection.features.max_query_params or 5000) - 110)
     for start in range(0, len(keys), size):
-        present |= set(Judgment.objects.filter(
+        present |= set(Judgment.with_rejected.filter(  # a rejected vote is stored too
             meta__import_key__in=keys[start:start + size], **by_source,
         ).values_list("meta__import_key", flat=True))
     return present

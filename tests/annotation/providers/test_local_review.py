@@ -230,10 +230,11 @@ def test_the_review_page_decides_marketplace_work_through_the_marketplace(mturk,
     admin_client_.post(url, {"decision": "reject", "reason": "Off-topic",
                              "assignment": [str(b.uuid)]})
     assert (status(a), status(b)) == ("approved", "rejected")
-    # MTurk's override is not offered through this path: refused, nothing sent.
-    response = admin_client_.post(url + "?status=rejected", {
-        "decision": "override", "assignment": [str(b.uuid)]}, follow=True)
-    assert status(b) == "rejected"
-    assert any("marketplace" in str(m) for m in response.context["messages"])
+    # The override goes to MTurk too: ApproveAssignment with OverrideRejection.
+    mturk.add_response("approve_assignment", {}, {"AssignmentId": "ASGR2",
+                                                  "OverrideRejection": True})
+    admin_client_.post(url + "?status=rejected", {"decision": "override",
+                                                  "assignment": [str(b.uuid)]})
+    assert status(b) == "approved"
     assert list(ProviderAction.objects.order_by("pk").values_list("provider", "action")) == [
-        ("mturk", "approve"), ("mturk", "reject")]
+        ("mturk", "approve"), ("mturk", "reject"), ("mturk", "approve_override")]
