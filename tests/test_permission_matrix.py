@@ -151,6 +151,9 @@ EXPECTED = {
     "annotation:assignment_skip": ("POST", {"assignment_uuid": "assignment"},
                                    dict(anonymous=404, annotator=GET405, other_annotator=404,
                                         analyst=404, admin=404)),
+    "annotation:assignment_problem": ("POST", {"assignment_uuid": "assignment"},
+                                      dict(anonymous=404, annotator=GET405, other_annotator=404,
+                                           analyst=404, admin=404)),
     # Marketplace entry points: public, their own checks apply. Without marketplace
     # parameters, Prolific arrival and completion are refused; the fixture's task is in a local
     # batch, which the MTurk page does not know (404, even for a preview).

@@ -65,6 +65,7 @@ def crowd_batch(comparisons_and_votes, workers, **batch_options):
     from annotation.engine.services.submissions import assignment_submit
     from annotation.models import Batch
 
+    batch_options.setdefault("min_seconds", 0)  # the votes are cast at once
     batch = batch_create_from_rows(
         hit_type="pairwise_ab", title="crowd", assignments_per_task=len(workers),
         rows=[{"comparison": str(c.uuid)} for c, _ in comparisons_and_votes], **batch_options)

@@ -52,7 +52,7 @@ def test_a_feedback_task_still_shows_and_records_a_rejected_vote_s_feedback():
                                       annotator=f"w{s}", feedback=f"Feedback scoring {s}.",
                                       created_at=timezone.now()) for s in (2, 4)]
     batch = batch_set_status(batch_create_from_rows(
-        hit_type="feedback_ab", title="f", assignments_per_task=1,
+        hit_type="feedback_ab", title="f", assignments_per_task=1, min_seconds=0,
         rows=[{"judgment_a": str(scored[0].uuid), "judgment_b": str(scored[1].uuid)}]),
         Batch.Status.ACTIVE)
     Judgment.objects.filter(pk=scored[0].pk).update(rejected=True)  # rejected after the batch

@@ -176,7 +176,7 @@ def test_rejected_votes_travel_marked_and_a_file_from_before_the_marker_imports(
     _wipe()
     dataset_import(tmp_path)
     assert Judgment.objects.count() == counted  # imported, and still counted nowhere
-    assert Judgment.with_rejected.get(rejected=True).annotator == pseudonym(worker.pk)
+    assert Judgment.with_rejected.get(rejected=True).annotator == pseudonym("worker", worker.pk)
     assert dataset_import(tmp_path)["judgments"] == 0  # the rejected row is found present
     older = pq.read_table(tmp_path / "judgments.parquet").drop(["rejected"])
     pq.write_table(older, tmp_path / "judgments.parquet")

@@ -29,7 +29,7 @@ def _mturk_votes():
                                            response_b=builders.respond(inst, ms["beta"]))
     batch = comparison_batch_create(comparisons=[comparison], title="On MTurk",
                                     judgments_per_comparison=2, reward=Decimal("0.10"),
-                                    budget=Decimal("5"))
+                                    budget=Decimal("5"), min_seconds=0)
     batch_set_status(batch, Batch.Status.ACTIVE)
     hit, = publish_on_mturk(batch)
     task = batch.tasks.get()
