@@ -9,6 +9,7 @@ from django.utils.html import format_html
 
 from annotation.core.clients.errors import MarketplaceError
 from annotation.engine.selectors_workers import worker_assignments, worker_display, worker_summary
+from annotation.engine.worker_panels import panels_for
 from annotation.models import Worker
 from annotation.providers.admin_review import (
     REVIEWABLE,
@@ -125,6 +126,7 @@ class WorkerAdmin(admin.ModelAdmin):
             "marketplace_state": state, "retry": retry,
             "payments": payments_overview(worker=worker, by="batch"),
             "page": page, "form": form, "reviewable": REVIEWABLE,
+            "panels": panels_for(worker),  # what later apps know (e.g. a reliability estimate)
         }
         return render(request, "admin/annotation/worker/overview.html", context)
 

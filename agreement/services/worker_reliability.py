@@ -1,0 +1,93 @@
+"""Each worker's Dawid–Skene reliability from their pairwise votes in context: the panel on the
+admin's worker page, and the batch rule that blocks workers whose estimate is confidently low.
+
+A worker's votes alone say nothing about their reliability: the model learns it from how they
+agree with everybody else on the same items. So a fit takes every human pairwise vote of the
+batches concerned (an item is a comparison and turn; votes without a worker account are left
+out: they belong to no one whose estimate is asked for). The numbers are
+``agreement.statistics.worker_models``' (accuracy with a Jeffreys interval).
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db.models import Count
+
+from agreement.statistics.worker_models import DAWID_SKENE, ReliabilityFit, fit_worker_model
+from judging.models import Judgment
+
+LABELS = tuple(Judgment.Choice.values)  # "A", "B", "tie", "bad": each its own category
+
+
+def _human_pairwise():
+    return Judgment.objects.filter(source=Judgment.HUMAN, kind=Judgment.Kind.PAIRWISE,
+                                   worker__isnull=False, assignment__isnull=False,
+                                   ).exclude(choice="")
+
+
+def batch_votes(batch_ids) -> list[tuple]:
+    """The human pairwise votes of ``batch_ids`` as ((comparison, turn), worker id, choice)."""
+    rows = _human_pairwise().filter(assignment__batch_id__in=list(batch_ids)).values_list(
+        "comparison_id", "turn", "worker_id", "choice")
+    return [((comparison, turn), worker, choice) for comparison, turn, worker, choice in rows]
+
+
+def fit_batches(batch_ids) -> ReliabilityFit | None:
+    """Dawid–Skene over the batches' human pairwise votes; None when they hold none."""
+    votes = batch_votes(batch_ids)
+    return fit_worker_model(votes, DAWID_SKENE, labels=LABELS) if votes else None
+
+
+# --- the worker page ---------------------------------------------------------------------------
+
+def _context_batches(worker) -> tuple[list[int], int, int]:
+    """The batches the worker cast pairwise votes in, newest first, kept while their votes (of
+    all workers) add up to at most ``WORKER_RELIABILITY_MAX_VOTES`` -> (kept batch ids, their
+    votes, batches in all)."""
+    theirs = _human_pairwise().filter(worker=worker).values("assignment__batch_id")
+    counts = (_human_pairwise().filter(assignment__batch_id__in=theirs)
+              .values_list("assignment__batch_id").annotate(n=Count("id"))
+              .order_by("-assignment__batch_id"))
+    kept, total, limit = [], 0, settings.WORKER_RELIABILITY_MAX_VOTES
+    counts = list(counts)
+    for batch_id, n in counts:
+        if total + n > limit:
+            break
+        kept.append(batch_id)
+        total += n
+    return kept, total, len(counts)
+
+
+def _percent(x: float) -> str:
+    return f"{100 * x:.0f} %"
+
+
+def reliability_panel(worker) -> dict | None:
+    """The worker page's section: this worker's Dawid–Skene accuracy, its interval and the
+    votes it rests on, with the context it was fitted in. None for a worker without pairwise
+    votes."""
+    kept, n_votes, n_batches = _context_batches(worker)
+    if not n_batches:
+        return None
+    limit = settings.WORKER_RELIABILITY_MAX_VOTES
+    title = "Estimated reliability (Dawid–Skene)"
+    if not kept:
+        return {"title": title, "rows": [("Estimate", "not fitted")],
+                "note": f"Their newest batch alone holds more than {limit:,} votes "
+                        "(WORKER_RELIABILITY_MAX_VOTES): the batch report gives the estimate."}
+    fit = fit_batches(kept)
+    estimate = fit.worker(worker.pk)
+    low, high = estimate.ci
+    level = _percent(fit.confidence)
+    return {"title": title, "rows": [
+        ("Estimated accuracy", f"{_percent(estimate.accuracy)} "
+                               f"({level} interval {_percent(low)}–{_percent(high)})"),
+        ("Their votes", str(estimate.n_votes)),
+        ("Fitted over", f"{n_votes:,} votes by {len(fit.workers)} workers in {len(kept)} of "
+                        f"{n_batches} batch{'es' if n_batches != 1 else ''} they voted in"),
+    ], "note": (
+        "The share of their pairwise votes equal to the label Dawid–Skene infers for each item "
+        "from everyone's votes, weighting each worker by how reliable they look (a tie and "
+        "'both bad' are labels of their own). The model is fitted over every worker's votes in "
+        f"the batches they voted in, newest first, up to {limit:,} votes "
+        "(WORKER_RELIABILITY_MAX_VOTES). The interval (Jeffreys) says how many votes the "
+        "estimate rests on, not how uncertain the other workers' estimates are.")}
