@@ -9,12 +9,24 @@ out: they belong to no one whose estimate is asked for). The numbers are
 """
 from __future__ import annotations
 
+import dataclasses
+import logging
+
 from django.conf import settings
 from django.db.models import Count
 
-from agreement.statistics.worker_models import DAWID_SKENE, ReliabilityFit, fit_worker_model
+from agreement.statistics.worker_models import (
+    DAWID_SKENE,
+    ReliabilityFit,
+    WorkerEstimate,
+    fit_worker_model,
+)
+from annotation.core.clients.errors import MarketplaceError
+from annotation.models import Batch, Worker
+from annotation.providers.services import provider_worker_block
 from judging.models import Judgment
 
+log = logging.getLogger(__name__)
 LABELS = tuple(Judgment.Choice.values)  # "A", "B", "tie", "bad": each its own category
 
 
@@ -91,3 +103,59 @@ def reliability_panel(worker) -> dict | None:
         f"the batches they voted in, newest first, up to {limit:,} votes "
         "(WORKER_RELIABILITY_MAX_VOTES). The interval (Jeffreys) says how many votes the "
         "estimate rests on, not how uncertain the other workers' estimates are.")}
+
+
+# --- the batch rule ----------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Unreliable:
+    """A worker the batch rule picked, and whether this run blocked them (not on a dry run,
+    nor when they were blocked already)."""
+
+    worker: Worker
+    estimate: WorkerEstimate
+    blocked: bool
+
+
+def block_unreliable_workers(batch: Batch, *, dry_run: bool = False,
+                             actor: str = "block_unreliable") -> list[Unreliable]:
+    """Block the batch's workers whose Dawid–Skene accuracy is below the batch's
+    ``auto_block_reliability_below`` even at the upper end of its interval, among those with
+    at least ``AUTO_BLOCK_RELIABILITY_MIN_VOTES`` votes in the batch.
+
+    The upper bound, not the estimate: a worker is blocked only when the data rule out their
+    being as reliable as the threshold asks, so a few unlucky votes block nobody. Blocking goes
+    through ``provider_worker_block`` (here, then on their marketplace); a marketplace refusal
+    is logged there and retried from the worker admin, and the others are still blocked. Safe
+    to run again: blocked workers are left alone. Runs outside any transaction (it calls
+    marketplaces), from the command or a background job, never in a submit request."""
+    threshold = batch.auto_block_reliability_below
+    if threshold is None:
+        raise ValueError(f"batch {batch.uuid} has no auto_block_reliability_below set")
+    fit = fit_batches([batch.pk])
+    if fit is None:
+        return []
+    least = settings.AUTO_BLOCK_RELIABILITY_MIN_VOTES
+    picked = [e for e in fit.workers
+              if e.worker is not None and e.n_votes >= least and e.ci[1] < threshold]
+    workers = Worker.objects.in_bulk([e.worker for e in picked])
+    out = []
+    for estimate in picked:
+        worker = workers[estimate.worker]
+        act = not dry_run and not worker.blocked
+        if act:
+            try:
+                provider_worker_block(worker, reason=_reason(estimate, fit, threshold, batch),
+                                      actor=actor)
+            except MarketplaceError as exc:  # blocked here; the refusal is logged for a retry
+                log.warning("worker %s blocked here, not on the marketplace: %s", worker.pk, exc)
+        out.append(Unreliable(worker, estimate, act))
+    return out
+
+
+def _reason(estimate: WorkerEstimate, fit: ReliabilityFit, threshold: float,
+            batch: Batch) -> str:
+    low, high = estimate.ci
+    return (f"Estimated accuracy {estimate.accuracy:.0%} ({fit.confidence:.0%} interval "
+            f"{low:.0%}–{high:.0%}, Dawid–Skene, {estimate.n_votes} votes) below "
+            f"{threshold:.0%} (batch {batch.title})")[:200]
