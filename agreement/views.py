@@ -45,7 +45,8 @@ class ReportForm(forms.Form):
         help_text="Votes of trial batches (such as an admin's sample) count in no report unless "
                   "included")
     aggregation = forms.ChoiceField(
-        choices=[(a, a) for a in AGGREGATIONS], initial=MAJORITY, label="Human labels",
+        choices=[(a, a) for a in AGGREGATIONS], initial=MAJORITY, required=False,
+        label="Human labels",
         help_text="What judge accuracy is headlined against: the plain majority, or a "
                   "reliability model's weighted labels (both are reported)")
     title = forms.CharField(required=False, max_length=200)
@@ -74,7 +75,7 @@ def report_start(request):
     d = form.cleaned_data
     params = {"split": d["split"], "judges": d["judges"] or None, "metrics": d["metrics"],
               "seed": d["seed"], "bootstrap_rounds": d["bootstrap_rounds"],
-              "include_trial": d["include_trial"], "aggregation": d["aggregation"]}
+              "include_trial": d["include_trial"], "aggregation": d["aggregation"] or MAJORITY}
     try:
         report = start_report(params, title=d["title"], created_by=request.user.get_username())
     except (ValueError, UnknownMetric) as exc:
