@@ -10,6 +10,7 @@ from annotation.core.db_text import storage_problem
 from annotation.core.permissions import IsAnalyst
 
 from .models import MetricRun, Report
+from .reports.params import AGGREGATIONS, MAJORITY
 from .services.metric_scores import DEFAULT_METRICS, metric_run_start
 from .services.reports import report_start
 
@@ -42,6 +43,9 @@ class ReportCreateSerializer(serializers.Serializer):
     exclude_blocked = serializers.BooleanField(default=False)
     include_trial = serializers.BooleanField(
         default=False, help_text="count the votes of trial batches (left out by default)")
+    aggregation = serializers.ChoiceField(
+        choices=AGGREGATIONS, default=MAJORITY,
+        help_text="human labels the headline accuracy is against (both are reported)")
     judge_families = serializers.DictField(child=serializers.CharField(), default=dict)
     title = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
 

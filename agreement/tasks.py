@@ -16,6 +16,7 @@ from annotation.core.background import run_outside_request
 from .models import MetricRun, Report
 from .services.metric_scores import metric_run_work
 from .services.reports import report_build
+from .services.worker_reliability import block_unreliable_workers
 
 
 @shared_task(acks_late=True)
@@ -26,6 +27,14 @@ def compute_metrics(run_id: int) -> int:
 @shared_task(acks_late=True)
 def build_report(report_id: int) -> str:
     return report_build(report_id).status
+
+
+@shared_task(acks_late=True)
+def block_unreliable(batch_id: int) -> int:
+    """The batch's reliability block rule; a rerun leaves blocked workers alone."""
+    from annotation.models import Batch
+
+    return sum(u.blocked for u in block_unreliable_workers(Batch.objects.get(pk=batch_id)))
 
 
 def enqueue_compute_metrics(run_id: int):

@@ -18,6 +18,7 @@ from judging.selectors import BASE_SPLITS, HUMAN, category_names, judge_names
 from .models import Report, ReportFile
 from .reports.html import sections, summary, toc
 from .reports.labels import SMALL_N
+from .reports.params import AGGREGATIONS, MAJORITY
 from .services.metric_scores import DEFAULT_METRICS, UnknownMetric
 from .services.reports import report_restart as restart_report
 from .services.reports import report_start as start_report
@@ -43,6 +44,11 @@ class ReportForm(forms.Form):
         required=False, label="Include trial batches",
         help_text="Votes of trial batches (such as an admin's sample) count in no report unless "
                   "included")
+    aggregation = forms.ChoiceField(
+        choices=[(a, a) for a in AGGREGATIONS], initial=MAJORITY, required=False,
+        label="Human labels",
+        help_text="What judge accuracy is headlined against: the plain majority, or a "
+                  "reliability model's weighted labels (both are reported)")
     title = forms.CharField(required=False, max_length=200)
 
     def __init__(self, *args, **kwargs):
@@ -69,7 +75,7 @@ def report_start(request):
     d = form.cleaned_data
     params = {"split": d["split"], "judges": d["judges"] or None, "metrics": d["metrics"],
               "seed": d["seed"], "bootstrap_rounds": d["bootstrap_rounds"],
-              "include_trial": d["include_trial"]}
+              "include_trial": d["include_trial"], "aggregation": d["aggregation"] or MAJORITY}
     try:
         report = start_report(params, title=d["title"], created_by=request.user.get_username())
     except (ValueError, UnknownMetric) as exc:

@@ -19,7 +19,7 @@ from .accuracy import accuracy_vs_majority, accuracy_vs_weighted, agreement_matr
 from .biases import biases
 from .forked import Forked
 from .leaderboards import leaderboards
-from .params import ReportParams
+from .params import MAJORITY, ReportParams
 from .reliability import human_reliability
 from .scores import score_analysis
 from .snapshot import report_counts, report_snapshot
@@ -63,7 +63,7 @@ def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
         "sources": [Judgment.HUMAN, *verdicts.automatic],
         "metrics": metric_summary,
         "metric_provenance": metric_provenance.provenance(metric_summary),
-        "accuracy": accuracy,
+        **headline_accuracy(params.aggregation, accuracy, accuracy_weighted),
         "accuracy_weighted": accuracy_weighted,
         "paired_tests": tests,
         "agreement_matrices": matrices,
@@ -99,3 +99,19 @@ def json_ready(obj):
     if isinstance(obj, float | np.floating):
         return float(obj) if np.isfinite(obj) else None
     return obj
+
+
+def headline_accuracy(aggregation: str, majority: dict, weighted: dict) -> dict:
+    """The report's ``accuracy`` (what the summary ranks and the headline section shows)
+    against the chosen aggregation, with ``accuracy_majority`` beside it and ``aggregation``
+    saying which one the headline is. A model that could not be fitted leaves the headline on
+    the majority, and says why."""
+    chosen = weighted.get(aggregation)
+    if aggregation == MAJORITY or chosen is None or "error" in chosen:
+        out = {"accuracy": majority, "accuracy_majority": majority,
+               "aggregation": {"requested": aggregation, "headline": MAJORITY}}
+        if aggregation != MAJORITY:
+            out["aggregation"]["error"] = (chosen or {}).get("error", "no human majority")
+        return out
+    return {"accuracy": chosen, "accuracy_majority": majority,
+            "aggregation": {"requested": aggregation, "headline": aggregation}}

@@ -118,7 +118,10 @@ def sections(data: dict, image_src) -> list[dict]:
     tables = all_tables(data)
     notes = plot_notes(data)
     out = []
+    against = headline_against(data)
     for prefix, heading, plot in SECTIONS:
+        if prefix == "accuracy" and against != HUMAN_MAJORITY:
+            heading = f"Accuracy vs the {against} (the plain majority: next section)"
         names = [n for n in tables if n == prefix or (prefix.endswith("_") and
                                                       n.startswith(prefix))]
         blocks = [table_block(name, tables[name]) for name in names]
@@ -148,6 +151,18 @@ def _share(p: dict | None) -> dict | None:
             "text": numbers.readable("accuracy", p["estimate"]),
             "ci_text": "" if low is None else
             f"{numbers.readable('accuracy', low)} – {numbers.readable('accuracy', high)}"}
+
+
+HUMAN_MAJORITY = "human majority"
+
+
+def headline_against(data: dict) -> str:
+    """What the headline accuracy is against, in words (``params.aggregation``)."""
+    headline = (data.get("aggregation") or {}).get("headline", "majority")
+    if headline == "majority":
+        return HUMAN_MAJORITY
+    return {"dawid-skene": "Dawid–Skene", "mace": "MACE"}.get(headline, headline) + (
+        "-weighted human labels")
 
 
 CHANCE = 0.5  # a forced choice between two responses: agreeing half the time is chance
@@ -196,7 +211,8 @@ def summary(data: dict) -> dict:
                 "ci_text": "" if ci[0] is None else
                 f"{numbers.readable('alpha_nominal', ci[0])} – "
                 f"{numbers.readable('alpha_nominal', ci[1])}"})
-    return {"ranking": ranking, "best_judge": best.get("judge"),
+    return {"ranking": ranking, "against": headline_against(data),
+            "best_judge": best.get("judge"),
             "best_metric": best.get("metric"), "reliability": reliability,
             "no_source_beats_chance": bool(ranking) and not any(r["beats_chance"]
                                                                 for r in ranking),

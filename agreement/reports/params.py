@@ -5,6 +5,10 @@ from dataclasses import dataclass, field
 
 from .. import selectors
 from ..services.metric_scores import DEFAULT_METRICS, check_metrics
+from ..statistics.worker_models import MODELS
+
+MAJORITY = "majority"
+AGGREGATIONS = (MAJORITY, *MODELS)
 
 
 @dataclass
@@ -16,6 +20,9 @@ class ReportParams:
     bootstrap_rounds: int = 1000
     exclude_blocked: bool = False
     include_trial: bool = False  # count the votes of trial batches (left out by default)
+    # The human labels the headline accuracy is measured against: the plain majority (the
+    # papers' way) or a reliability model's weighted labels; both are reported either way.
+    aggregation: str = MAJORITY
     judge_families: dict[str, str] = field(default_factory=dict)
     metric_options: dict = field(default_factory=dict)
 
@@ -23,6 +30,7 @@ class ReportParams:
         return {"judges": self.judges, "split": self.split, "seed": self.seed,
                 "metrics": list(self.metrics), "bootstrap_rounds": self.bootstrap_rounds,
                 "exclude_blocked": self.exclude_blocked, "include_trial": self.include_trial,
+                "aggregation": self.aggregation,
                 "judge_families": dict(self.judge_families),
                 "metric_options": dict(self.metric_options)}
 
@@ -31,6 +39,9 @@ class ReportParams:
         p = cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
         if p.bootstrap_rounds < 0 or p.bootstrap_rounds > 10_000:
             raise ValueError("bootstrap_rounds must be within 0..10000")
+        if p.aggregation not in AGGREGATIONS:
+            raise ValueError(f"aggregation must be one of {', '.join(AGGREGATIONS)}, "
+                             f"got {p.aggregation!r}")
         selectors.split_turns(p.split)  # raises UnknownSplit
         check_metrics(p.metrics)
         return p

@@ -79,6 +79,7 @@ def report_snapshot(verdicts: PairwiseVerdicts, scores: ScoreAnalysis, counts: d
                     "metrics": list(params.metrics),
                     "exclude_blocked": params.exclude_blocked,
                     "include_trial": params.include_trial,
+                    "aggregation": params.aggregation,
                     "main_turns": list(verdicts.main_turns)},
         "seed": seed,
         "bootstrap_rounds": rounds,

@@ -44,7 +44,8 @@ def aggregation_rows(data: dict) -> list[dict]:
     """Each source's overall accuracy against the plain majority and against each reliability
     model's weighted labels, side by side."""
     rows = []
-    against = {"majority": data["accuracy"], **(data.get("accuracy_weighted") or {})}
+    against = {"majority": data.get("accuracy_majority", data["accuracy"]),
+               **(data.get("accuracy_weighted") or {})}
     for src in data["accuracy"]:
         for aggregation, per_source in against.items():
             acc = per_source.get(src) or per_source

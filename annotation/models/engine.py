@@ -12,6 +12,7 @@ Invariants live in the database where it can hold them:
 import uuid
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 
@@ -106,6 +107,12 @@ class Batch(models.Model):
     )
     auto_block_below = models.FloatField(
         null=True, blank=True, help_text="Block workers whose gold accuracy falls below this"
+    )
+    # Applied by ``block_unreliable`` (agreement), never at submit: the fit costs too much there.
+    auto_block_reliability_below = models.FloatField(
+        null=True, blank=True, validators=[MinValueValidator(0.0), MaxValueValidator(1.0)],
+        help_text="Block workers whose estimated accuracy (Dawid–Skene over this batch's "
+                  "votes) is below this even at its upper 95% bound (command block_unreliable)",
     )
     provider = models.CharField(
         max_length=16, choices=Worker.Provider.choices, default=Worker.Provider.LOCAL

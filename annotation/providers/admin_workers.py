@@ -16,6 +16,7 @@ from annotation.engine.selectors_workers import (
     worker_display,
     worker_summary,
 )
+from annotation.engine.worker_panels import panels_for
 from annotation.models import Batch, Worker
 from annotation.providers.admin_review import (
     REVIEWABLE,
@@ -137,6 +138,7 @@ class WorkerAdmin(admin.ModelAdmin):
             "payments": payments_overview(worker=worker, by="batch"),
             "page": page, "form": form, "reviewable": REVIEWABLE,
             "awaiting_review": worker_batches_awaiting_review(worker),
+            "panels": panels_for(worker),  # what later apps know (e.g. a reliability estimate)
         }
         return render(request, "admin/annotation/worker/overview.html", context)
 

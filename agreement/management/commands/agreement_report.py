@@ -26,6 +26,9 @@ class Command(BaseCommand):
         parser.add_argument("--exclude-blocked", action="store_true")
         parser.add_argument("--include-trial", action="store_true",
                             help="count the votes of trial batches (left out by default)")
+        parser.add_argument("--aggregation", default="majority",
+                            help="human labels the headline accuracy is against: majority, "
+                                 "dawid-skene or mace (both are reported)")
         parser.add_argument("--judge-family", action="append", default=[],
                             metavar="JUDGE=FAMILY", help="For self-preference (repeatable)")
         parser.add_argument("--title", default="")
@@ -38,7 +41,7 @@ class Command(BaseCommand):
         params = {"judges": o["judges"], "split": o["split"], "seed": o["seed"],
                   "metrics": o["metrics"], "bootstrap_rounds": o["bootstrap"],
                   "exclude_blocked": o["exclude_blocked"], "include_trial": o["include_trial"],
-                  "judge_families": families}
+                  "aggregation": o["aggregation"], "judge_families": families}
         try:
             report = report_generate(params, title=o["title"], created_by="manage.py")
         except ValueError as exc:
