@@ -137,6 +137,31 @@ def test_fleiss_ci_matches_a_naive_bootstrap_over_items():
     assert st.fleiss_kappa_from_counts(table, n_boot=0).ci is None
 
 
+@pytest.mark.parametrize("case", ["study", "modal", "degenerate resamples"])
+def test_fleiss_ci_equals_the_textbook_formula_on_the_same_resamples(case):
+    """Each resample of the seeded bootstrap (a multinomial draw over the distinct item rows,
+    in ``np.unique`` order) scored by ``_fleiss_by_hand`` gives exactly the CI of the fast
+    path; resamples whose chance agreement is 1 (kappa undefined) are left out of both."""
+    table = {"study": _anonymous_study(seed=9, items=120),
+             "modal": np.vstack([_anonymous_study(seed=2, items=40), [[2, 1, 0], [6, 0, 1]]]),
+             "degenerate resamples": np.array([[3, 0], [3, 0], [3, 0], [2, 1], [3, 0], [3, 0]]),
+             }[case]
+    res = st.fleiss_kappa_from_counts(table, unequal_raters="modal", n_boot=400, seed=6)
+    kept = table[table.sum(axis=1) == res.n_raters]
+    profiles, freq = np.unique(kept, axis=0, return_counts=True)
+    draws = np.random.default_rng(6).multinomial(len(kept), freq / freq.sum(), size=400)
+    boots = []
+    for w in draws:
+        resample = np.repeat(profiles, w, axis=0)
+        if resample.sum(axis=0).max() < resample.sum():  # chance agreement below 1
+            boots.append(_fleiss_by_hand(resample))
+    if case == "degenerate resamples":
+        assert 50 < len(boots) < 350  # (5/6)^6 of the resamples hold no disagreement
+    expected = np.quantile(boots, [0.025, 0.975])
+    assert res.ci == pytest.approx(tuple(expected), abs=1e-12)
+    assert res.kappa == pytest.approx(_fleiss_by_hand(kept), abs=1e-12)
+
+
 def test_cohen_ci_matches_a_naive_bootstrap_over_shared_items():
     rng = np.random.default_rng(2)
     truth = rng.integers(0, 3, size=120)
