@@ -162,6 +162,39 @@ def test_fleiss_ci_equals_the_textbook_formula_on_the_same_resamples(case):
     assert res.kappa == pytest.approx(_fleiss_by_hand(kept), abs=1e-12)
 
 
+def test_fleiss_kappa_from_labels_is_the_count_table_with_every_option_passed_on():
+    table = np.vstack([_anonymous_study(seed=4, items=30), [[2, 1, 0]]])  # one item of 3 votes
+    labels = ["A", "B", "tie"]
+    ratings = [[lab for lab, n in zip(labels, row, strict=True) for _ in range(n)]
+               for row in table]
+    options = {"unequal_raters": "modal", "n_boot": 60, "confidence": 0.8, "seed": 3}
+    assert st.fleiss_kappa(ratings, **options) == st.fleiss_kappa_from_counts(
+        table, labels, **options)
+    default = st.fleiss_kappa(ratings[:-1])  # 1000 resamples, seed 0, 95 %
+    assert (default.n_boot, default.seed, default.confidence) == (1000, 0, 0.95)
+    assert default.ci == st.fleiss_kappa_from_counts(table[:-1], n_boot=1000, seed=0).ci
+
+
+def test_fleiss_kappa_categories_from_labels():
+    """Sorted labels (numbers as numbers), a stable order for mixed types, and a second
+    column only when every label is the same (kappa undefined then, not an error)."""
+    assert st.fleiss_kappa([[10, 9], [9, 9]], n_boot=0).categories == [9, 10]
+    assert st.fleiss_kappa([[1, "a"], ["a", "a"]], n_boot=0).categories == ["a", 1]  # by repr
+    assert st.fleiss_kappa([["b", "a"], ["b", "b"]], n_boot=0).categories == ["a", "b"]
+    lone = st.fleiss_kappa([["a", "a"], ["a", "a"]], n_boot=0)
+    assert lone.categories == ["a", "<other>"] and lone.kappa is None
+
+
+def test_cohen_defaults_and_unequal_lengths():
+    a, b = list("AABBABAB"), list("ABBBAAAB")
+    assert st.cohen_kappa_ci(a, b) == st.cohen_kappa_ci(a, b, n_boot=1000, seed=0)
+    assert st.cohen_kappa_ci(a, b) != st.cohen_kappa_ci(a, b, n_boot=1000, seed=1)
+    with pytest.raises(ValueError, match="same length"):
+        st.cohen_kappa_ci(a, b[:-1])
+    (pair,) = st.pairwise_cohen_kappa({"x": {1: "A", 2: "B"}, "y": {2: "B", 3: "A"}})
+    assert (pair.n_shared, pair.n_boot, pair.seed, pair.confidence) == (1, 1000, 0, 0.95)
+
+
 def test_cohen_ci_matches_a_naive_bootstrap_over_shared_items():
     rng = np.random.default_rng(2)
     truth = rng.integers(0, 3, size=120)
