@@ -189,8 +189,15 @@ def test_cohen_defaults_and_unequal_lengths():
     a, b = list("AABBABAB"), list("ABBBAAAB")
     assert st.cohen_kappa_ci(a, b) == st.cohen_kappa_ci(a, b, n_boot=1000, seed=0)
     assert st.cohen_kappa_ci(a, b) != st.cohen_kappa_ci(a, b, n_boot=1000, seed=1)
-    with pytest.raises(ValueError, match="same length"):
-        st.cohen_kappa_ci(a, b[:-1])
+    for kappa_or_ci in (st.cohen_kappa, st.cohen_kappa_ci):
+        with pytest.raises(ValueError, match="same length"):
+            kappa_or_ci(a, b[:-1])
+    for left, right in ((["A", None], ["A", "B"]), (["A", "B"], ["A", None])):
+        with pytest.raises(ValueError, match="complete pairs"):
+            st.cohen_kappa(left, right)
+    # a label only one side uses: po = 2/4, pe = (2*1 + 1*3 + 1*0) / 16 (C never in b)
+    kappa, po, pe = st.cohen_kappa(["A", "A", "B", "C"], ["A", "B", "B", "B"])
+    assert (po, pe) == (0.5, 5 / 16) and kappa == pytest.approx((0.5 - 5 / 16) / (1 - 5 / 16))
     (pair,) = st.pairwise_cohen_kappa({"x": {1: "A", 2: "B"}, "y": {2: "B", 3: "A"}})
     assert (pair.n_shared, pair.n_boot, pair.seed, pair.confidence) == (1, 1000, 0, 0.95)
 
