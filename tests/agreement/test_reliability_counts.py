@@ -202,6 +202,58 @@ def test_cohen_defaults_and_unequal_lengths():
     assert (pair.n_shared, pair.n_boot, pair.seed, pair.confidence) == (1, 1000, 0, 0.95)
 
 
+def test_defaults_are_1000_resamples_seed_0_and_categories_pass_through():
+    table = _anonymous_study(seed=5, items=20)
+    for res in (st.fleiss_kappa_from_counts(table), st.krippendorff_alpha_from_counts(table),
+                st.krippendorff_alpha(table.T)):
+        assert (res.n_boot, res.seed, res.confidence) == (1000, 0, 0.95)
+    assert st.fleiss_kappa_from_counts(table, ["A", "B", "tie"], n_boot=0).categories == [
+        "A", "B", "tie"]
+    assert st.fleiss_kappa_from_counts(table, n_boot=0).categories == [0, 1, 2]
+
+
+def test_count_tables_at_their_edges():
+    """One item is enough for Fleiss' kappa; an empty, negative or single-valued table is
+    refused with the reason; the modal rater count may be 2."""
+    one = st.fleiss_kappa_from_counts([[2, 1]], n_boot=0)
+    assert (one.n_items, one.n_raters) == (1, 3)
+    assert one.kappa == pytest.approx(_fleiss_by_hand([[2, 1]]), abs=1e-12)
+    with pytest.raises(ValueError, match="items x categories"):
+        st.fleiss_kappa_from_counts(np.zeros((0, 3)))
+    with pytest.raises(ValueError, match="non-negative integers"):
+        st.fleiss_kappa_from_counts([[3, -1], [2, 0]])
+    with pytest.raises(ValueError, match="two distinct values"):
+        st.krippendorff_alpha_from_counts([[3], [2]])  # one value: no shape error, no alpha
+    pairs = np.array([[1, 1], [2, 0], [0, 2], [3, 0], [1, 1]])
+    modal = st.fleiss_kappa_from_counts(pairs, unequal_raters="modal", n_boot=0)
+    assert (modal.n_raters, modal.n_items, modal.n_items_excluded) == (2, 4, 1)
+    assert modal.kappa == pytest.approx(_fleiss_by_hand(pairs[pairs.sum(axis=1) == 2]))
+
+
+def test_alpha_from_counts_with_a_value_seen_once_and_one_never():
+    """Only values that occur count (as from raw ratings), including one seen a single time."""
+    rng = np.random.default_rng(8)
+    data = rng.choice([1.0, 2.0, 5.0], size=(4, 60))
+    data[rng.random(data.shape) < 0.25] = np.nan
+    data[0, 0], data[1, 0] = 4.0, 5.0  # value 4 once; value 3 never
+    table = np.stack([(data == v).sum(axis=0) for v in (1, 2, 3, 4, 5)], axis=1)
+    for level in ("nominal", "ordinal", "interval", "ratio"):
+        expected = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
+        got = st.krippendorff_alpha_from_counts(table, level, value_domain=[1, 2, 3, 4, 5],
+                                                n_boot=0)
+        assert got.alpha == pytest.approx(expected, abs=1e-10), level
+    with pytest.raises(ValueError, match="value_domain"):
+        st.krippendorff_alpha_from_counts(table, "ratio")
+
+
+def test_fleiss_of_each_row_once_is_the_point_estimate():
+    from agreement.statistics.reliability import _fleiss
+
+    table = _anonymous_study(seed=6, items=25)
+    (kappa,) = _fleiss(table, 5)
+    assert kappa == pytest.approx(_fleiss_by_hand(table), abs=1e-12)
+
+
 def test_cohen_ci_matches_a_naive_bootstrap_over_shared_items():
     rng = np.random.default_rng(2)
     truth = rng.integers(0, 3, size=120)
