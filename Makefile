@@ -9,12 +9,13 @@ NLTK_DATA := $(CURDIR)/var/nltk_data
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 export NLTK_DATA
 
-.PHONY: help install system-deps wordnet test test-fast demo lint bench services-stop check-prod
+.PHONY: help install system-deps wordnet test test-fast demo lint bench services-stop check-prod mutation
 
 help:
 	@echo "make demo   - install, migrate, load the demo study, serve on http://127.0.0.1:8000"
 	@echo "make test   - install and run the whole suite (PostgreSQL + Chromium included)"
 	@echo "make test-fast - ruff and the suite without slow tests, on SQLite (no services)"
+	@echo "make mutation - mutmut over the numeric cores, kill rate per module (slow)"
 
 system-deps:
 	@scripts/system_deps.sh
@@ -45,6 +46,13 @@ test: install wordnet
 test-fast: install wordnet
 	$(VENV)/bin/ruff check .
 	TEST_DATABASE_URL= TEST_REDIS_URL= $(PY) -m pytest -q -p no:cacheprovider -m "not slow and not browser"
+
+# Mutation testing of the pure numeric cores against their Django-free tests ([tool.mutmut] in
+# pyproject.toml), one module at a time; prints the kill rate per module and writes the
+# surviving mutants to mutants/survivors.txt. Not part of `make test`: it takes many minutes.
+mutation: install wordnet
+	@test -x $(VENV)/bin/mutmut || $(PY) -m pip install -q "$$(grep -o 'mutmut==[0-9.]*' pyproject.toml)"
+	@scripts/mutation.sh
 
 demo: install wordnet
 	@scripts/demo.sh

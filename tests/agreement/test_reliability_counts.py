@@ -137,6 +137,123 @@ def test_fleiss_ci_matches_a_naive_bootstrap_over_items():
     assert st.fleiss_kappa_from_counts(table, n_boot=0).ci is None
 
 
+@pytest.mark.parametrize("case", ["study", "modal", "degenerate resamples"])
+def test_fleiss_ci_equals_the_textbook_formula_on_the_same_resamples(case):
+    """Each resample of the seeded bootstrap (a multinomial draw over the distinct item rows,
+    in ``np.unique`` order) scored by ``_fleiss_by_hand`` gives exactly the CI of the fast
+    path; resamples whose chance agreement is 1 (kappa undefined) are left out of both."""
+    table = {"study": _anonymous_study(seed=9, items=120),
+             "modal": np.vstack([_anonymous_study(seed=2, items=40), [[2, 1, 0], [6, 0, 1]]]),
+             "degenerate resamples": np.array([[3, 0], [3, 0], [3, 0], [2, 1], [3, 0], [3, 0]]),
+             }[case]
+    res = st.fleiss_kappa_from_counts(table, unequal_raters="modal", n_boot=400, seed=6)
+    kept = table[table.sum(axis=1) == res.n_raters]
+    profiles, freq = np.unique(kept, axis=0, return_counts=True)
+    draws = np.random.default_rng(6).multinomial(len(kept), freq / freq.sum(), size=400)
+    boots = []
+    for w in draws:
+        resample = np.repeat(profiles, w, axis=0)
+        if resample.sum(axis=0).max() < resample.sum():  # chance agreement below 1
+            boots.append(_fleiss_by_hand(resample))
+    if case == "degenerate resamples":
+        assert 50 < len(boots) < 350  # (5/6)^6 of the resamples hold no disagreement
+    expected = np.quantile(boots, [0.025, 0.975])
+    assert res.ci == pytest.approx(tuple(expected), abs=1e-12)
+    assert res.kappa == pytest.approx(_fleiss_by_hand(kept), abs=1e-12)
+
+
+def test_fleiss_kappa_from_labels_is_the_count_table_with_every_option_passed_on():
+    table = np.vstack([_anonymous_study(seed=4, items=30), [[2, 1, 0]]])  # one item of 3 votes
+    labels = ["A", "B", "tie"]
+    ratings = [[lab for lab, n in zip(labels, row, strict=True) for _ in range(n)]
+               for row in table]
+    options = {"unequal_raters": "modal", "n_boot": 60, "confidence": 0.8, "seed": 3}
+    assert st.fleiss_kappa(ratings, **options) == st.fleiss_kappa_from_counts(
+        table, labels, **options)
+    default = st.fleiss_kappa(ratings[:-1])  # 1000 resamples, seed 0, 95 %
+    assert (default.n_boot, default.seed, default.confidence) == (1000, 0, 0.95)
+    assert default.ci == st.fleiss_kappa_from_counts(table[:-1], n_boot=1000, seed=0).ci
+
+
+def test_fleiss_kappa_categories_from_labels():
+    """Sorted labels (numbers as numbers), a stable order for mixed types, and a second
+    column only when every label is the same (kappa undefined then, not an error)."""
+    assert st.fleiss_kappa([[10, 9], [9, 9]], n_boot=0).categories == [9, 10]
+    assert st.fleiss_kappa([[1, "a"], ["a", "a"]], n_boot=0).categories == ["a", 1]  # by repr
+    assert st.fleiss_kappa([["b", "a"], ["b", "b"]], n_boot=0).categories == ["a", "b"]
+    lone = st.fleiss_kappa([["a", "a"], ["a", "a"]], n_boot=0)
+    assert lone.categories == ["a", "<other>"] and lone.kappa is None
+
+
+def test_cohen_defaults_and_unequal_lengths():
+    a, b = list("AABBABAB"), list("ABBBAAAB")
+    assert st.cohen_kappa_ci(a, b) == st.cohen_kappa_ci(a, b, n_boot=1000, seed=0)
+    assert st.cohen_kappa_ci(a, b) != st.cohen_kappa_ci(a, b, n_boot=1000, seed=1)
+    for kappa_or_ci in (st.cohen_kappa, st.cohen_kappa_ci):
+        with pytest.raises(ValueError, match="same length"):
+            kappa_or_ci(a, b[:-1])
+    for left, right in ((["A", None], ["A", "B"]), (["A", "B"], ["A", None])):
+        with pytest.raises(ValueError, match="complete pairs"):
+            st.cohen_kappa(left, right)
+    # a label only one side uses: po = 2/4, pe = (2*1 + 1*3 + 1*0) / 16 (C never in b)
+    kappa, po, pe = st.cohen_kappa(["A", "A", "B", "C"], ["A", "B", "B", "B"])
+    assert (po, pe) == (0.5, 5 / 16) and kappa == pytest.approx((0.5 - 5 / 16) / (1 - 5 / 16))
+    (pair,) = st.pairwise_cohen_kappa({"x": {1: "A", 2: "B"}, "y": {2: "B", 3: "A"}})
+    assert (pair.n_shared, pair.n_boot, pair.seed, pair.confidence) == (1, 1000, 0, 0.95)
+
+
+def test_defaults_are_1000_resamples_seed_0_and_categories_pass_through():
+    table = _anonymous_study(seed=5, items=20)
+    for res in (st.fleiss_kappa_from_counts(table), st.krippendorff_alpha_from_counts(table),
+                st.krippendorff_alpha(table.T)):
+        assert (res.n_boot, res.seed, res.confidence) == (1000, 0, 0.95)
+    assert st.fleiss_kappa_from_counts(table, ["A", "B", "tie"], n_boot=0).categories == [
+        "A", "B", "tie"]
+    assert st.fleiss_kappa_from_counts(table, n_boot=0).categories == [0, 1, 2]
+
+
+def test_count_tables_at_their_edges():
+    """One item is enough for Fleiss' kappa; an empty, negative or single-valued table is
+    refused with the reason; the modal rater count may be 2."""
+    one = st.fleiss_kappa_from_counts([[2, 1]], n_boot=0)
+    assert (one.n_items, one.n_raters) == (1, 3)
+    assert one.kappa == pytest.approx(_fleiss_by_hand([[2, 1]]), abs=1e-12)
+    with pytest.raises(ValueError, match="items x categories"):
+        st.fleiss_kappa_from_counts(np.zeros((0, 3)))
+    with pytest.raises(ValueError, match="non-negative integers"):
+        st.fleiss_kappa_from_counts([[3, -1], [2, 0]])
+    with pytest.raises(ValueError, match="two distinct values"):
+        st.krippendorff_alpha_from_counts([[3], [2]])  # one value: no shape error, no alpha
+    pairs = np.array([[1, 1], [2, 0], [0, 2], [3, 0], [1, 1]])
+    modal = st.fleiss_kappa_from_counts(pairs, unequal_raters="modal", n_boot=0)
+    assert (modal.n_raters, modal.n_items, modal.n_items_excluded) == (2, 4, 1)
+    assert modal.kappa == pytest.approx(_fleiss_by_hand(pairs[pairs.sum(axis=1) == 2]))
+
+
+def test_alpha_from_counts_with_a_value_seen_once_and_one_never():
+    """Only values that occur count (as from raw ratings), including one seen a single time."""
+    rng = np.random.default_rng(8)
+    data = rng.choice([1.0, 2.0, 5.0], size=(4, 60))
+    data[rng.random(data.shape) < 0.25] = np.nan
+    data[0, 0], data[1, 0] = 4.0, 5.0  # value 4 once; value 3 never
+    table = np.stack([(data == v).sum(axis=0) for v in (1, 2, 3, 4, 5)], axis=1)
+    for level in ("nominal", "ordinal", "interval", "ratio"):
+        expected = krippendorff.alpha(reliability_data=data, level_of_measurement=level)
+        got = st.krippendorff_alpha_from_counts(table, level, value_domain=[1, 2, 3, 4, 5],
+                                                n_boot=0)
+        assert got.alpha == pytest.approx(expected, abs=1e-10), level
+    with pytest.raises(ValueError, match="value_domain"):
+        st.krippendorff_alpha_from_counts(table, "ratio")
+
+
+def test_fleiss_of_each_row_once_is_the_point_estimate():
+    from agreement.statistics.reliability import _fleiss
+
+    table = _anonymous_study(seed=6, items=25)
+    (kappa,) = _fleiss(table, 5)
+    assert kappa == pytest.approx(_fleiss_by_hand(table), abs=1e-12)
+
+
 def test_cohen_ci_matches_a_naive_bootstrap_over_shared_items():
     rng = np.random.default_rng(2)
     truth = rng.integers(0, 3, size=120)

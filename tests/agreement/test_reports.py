@@ -169,3 +169,33 @@ def test_worker_and_judge_text_is_escaped_in_the_html(study):
     html = bytes(report.files.get(name="report.html").content).decode()
     assert evil not in html and "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html
     assert report.data["accuracy"][evil]["overall"]["successes"] == 2  # A, A, A, A vs A A B B
+
+
+def test_a_superseded_generation_is_neither_used_nor_counted(study):
+    """J1 judges every item again as a new version (J1@2, flipping c3): the report reads and
+    counts only the current generation, exactly as if J1@1's verdicts had never been stored:
+    same counts per source, same judge versions, same data fingerprint."""
+    from agreement.selectors import pairwise_data
+    from judging.models import Judgment
+    from judging.services.judgments.record import judgment_record
+    from tests.agreement.study import ITEMS
+
+    for item, (*_, j1, _j2) in ITEMS.items():
+        judgment_record(source="J1", annotator="J1@2", comparison=study[item],
+                        choice="B" if item == "c3" else j1)
+    current = pairwise_data()
+    report, _ = report_data_compute(ReportParams.from_dict(PARAMS))
+    assert current.n_judgments == 28 and current.judgments_by_source["J1"] == 4
+    assert current.judge_versions["J1"] == ["J1@2"]
+    assert {c: v[0][1] for (c, _), v in current.votes["J1"].items()} == {
+        study[item].pk: "B" if item == "c3" else j1 for item, (*_, j1, _j2) in ITEMS.items()}
+    assert report["snapshot"]["counts"]["pairwise_judgments"] == 28
+    assert report["snapshot"]["counts"]["judgments_by_kind_and_source"]["pairwise/J1"] == 4
+
+    superseded = Judgment.objects.filter(annotator="J1@1", kind=Judgment.Kind.PAIRWISE)
+    assert superseded.delete()[0] == 4
+    never_stored = pairwise_data()
+    for name in ("n_judgments", "judgments_by_source", "judge_versions", "fingerprint", "votes"):
+        assert getattr(current, name) == getattr(never_stored, name), name
+    again, _ = report_data_compute(ReportParams.from_dict(PARAMS))
+    assert report["snapshot"]["data_fingerprint"] == again["snapshot"]["data_fingerprint"]

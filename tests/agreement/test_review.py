@@ -143,6 +143,24 @@ def test_adjudication_is_a_separate_labelled_row_counted_nowhere(items, analyst_
     assert "&lt;i&gt;looked&lt;/i&gt; closely" in page and "current" in page
 
 
+def test_a_ruling_is_not_a_judges_verdict_in_the_review(items, analyst_client):
+    """Overruling the unanimous item (AAAAA, the judge says A) with B: the ruling is shown as
+    the item's ruling, never as a judge called "adjudication" nor as a judge disagreement."""
+    unanimous, disputed = items["unanimous"], items["disputed"]
+    assert _adjudicate(analyst_client, unanimous, "B", "overruled").status_code == 302
+    listing = review.review_listing(state=review.ALL)
+    assert listing.judges == [JUDGE]
+    assert {r.comparison_id for r in listing.rows} == {
+        items["split"].pk, disputed.pk, items["other_pair"].pk}
+    assert _listed(kind=review.JUDGES, state=review.ALL) == {disputed.pk}
+    assert _listed(judge=Judgment.ADJUDICATION, state=review.ALL) == set()
+    shown = review.review_item(unanimous, "")
+    assert [(j["judge"], j["choice"]) for j in shown["judges"]] == [(JUDGE, "A")]
+    assert [r.choice for r in shown["rulings"]] == ["B"]
+    page = analyst_client.get("/review/", {"state": "all"}).content.decode()
+    assert "adjudication says" not in page and "Unanimous item" not in page
+
+
 def test_adjudicating_again_supersedes_and_keeps_the_earlier_ruling(items, analyst_client):
     split = items["split"]
     _adjudicate(analyst_client, split, "B")

@@ -619,3 +619,22 @@ def test_all_results_are_strict_json():
     ]
     for r in results:
         assert isinstance(_json_roundtrip(r), dict)
+
+
+def test_results_are_plain_json_values_and_bad_labels_are_named():
+    """``to_dict`` turns NumPy values into plain ones (non-finite -> None), and an unknown
+    label is named with its index, the labels allowed and, for None, why."""
+    from agreement.statistics._common import _encode, _jsonable
+
+    got = _jsonable({"a": np.array([1.5, np.nan]), "b": np.bool_(True), "c": np.int64(3),
+                     "d": (np.float32(2.5), float("inf"))})
+    assert got == {"a": [1.5, None], "b": True, "c": 3, "d": [2.5, None]}
+    assert [type(v) for v in (got["b"], got["c"], got["d"][0])] == [bool, int, float]
+    with pytest.raises(ValueError, match=r"label 'C' at index 2; expected one of \['A', 'B', "
+                                         r"'tie'\]$"):
+        _encode(["A", "tie", "C"], ("A", "B"), "tie", "judge")
+    with pytest.raises(ValueError, match=r"label None at index 1; expected one of \['A', 'B'\] "
+                                         r"\(None = missing is not allowed here\)"):
+        _encode(["A", None], ("A", "B"), None, "judge")
+    assert _encode(["B", None, "tie"], ("A", "B"), "tie", "judge",
+                   allow_missing=True).tolist() == [1, -2, -1]

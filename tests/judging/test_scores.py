@@ -54,3 +54,37 @@ def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="rounds"):
         score_board([("a", "r", 1)], rounds=-1)
     assert score_board([]) == []
+
+
+def test_ci_is_the_percentile_interval_of_the_seeded_item_resamples():
+    """The CI exactly: models in sorted order draw from one ``default_rng(seed)``, each round a
+    multinomial over the model's distinct item means; the 2.5 and 97.5 percentiles of the
+    round means. The defaults are 1000 rounds and seed 0."""
+    rows = [("b", f"b{i}", i % 4) for i in range(30)] + [("a", f"a{i}", i % 7) for i in range(25)]
+    rows += [("a", "a0", 6)]  # item a0 graded twice: its mean 3.0 is the resampled value
+    board = {r.model: r for r in score_board(rows, rounds=300, seed=4)}
+    rng = np.random.default_rng(4)
+    for model in ("a", "b"):
+        per_item = {}
+        for m, item, grade in rows:
+            if m == model:
+                per_item.setdefault(item, []).append(grade)
+        values = np.array([np.mean(g) for g in per_item.values()])
+        distinct, counts = np.unique(values, return_counts=True)
+        means = rng.multinomial(len(values), counts / len(values), size=300) @ distinct
+        expected = np.percentile(means / len(values), [2.5, 97.5])
+        assert (board[model].ci_low, board[model].ci_high) == pytest.approx(tuple(expected),
+                                                                             abs=1e-12)
+    assert score_board(rows) == score_board(rows, rounds=1000, seed=0)
+    assert score_board(rows) != score_board(rows, rounds=999, seed=0)
+
+
+def test_bootstrap_chunks_draw_exactly_the_rounds_asked(monkeypatch):
+    """Many distinct values split the draws into chunks: every round is drawn once, the
+    same draws as in one piece."""
+    values = np.array([1.0, 2.0, 2.0, 3.0, 5.0])
+    whole = bootstrap_means(values, 7, np.random.default_rng(2))
+    monkeypatch.setattr("judging.scores._CELLS", 8)  # 4 distinct values: chunks of 2 rounds
+    chunked = bootstrap_means(values, 7, np.random.default_rng(2))
+    assert chunked.shape == (7,)
+    assert np.array_equal(chunked, whole)
