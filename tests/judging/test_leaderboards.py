@@ -1,17 +1,12 @@
 """Leaderboards: human votes from the engine and an automatic judge's imported verdicts go
 through the same functions; splits, blocked workers, page / plots / downloads / API / command."""
 import json
-from datetime import timedelta
 
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotation.engine.services.batches import batch_create_from_rows, batch_set_status
-from annotation.engine.services.claims import task_claim_next
-from annotation.engine.services.submissions import assignment_submit
 from annotation.engine.services.workers import worker_block
-from annotation.models import Batch
 from judging.leaderboards import category_win_rates, leaderboard_build
 from judging.models import Comparison, Judgment
 from judging.selectors import comparison_majorities, pairwise_judgments
@@ -30,15 +25,7 @@ def _crowd_votes(pairs, workers, *, category="Chart reading", urls=None):
         ra, rb = builders.respond(inst, a), builders.respond(inst, b)
         comparisons.append((Comparison.objects.create(instance=inst, response_a=ra,
                                                       response_b=rb), votes))
-    batch = batch_create_from_rows(hit_type="pairwise_ab", title="crowd",
-                                   rows=[{"comparison": str(c.uuid)} for c, _ in comparisons],
-                                   assignments_per_task=len(workers), min_seconds=0)
-    batch_set_status(batch, Batch.Status.ACTIVE)
-    plan = {str(c.uuid): votes for c, votes in comparisons}
-    for k, worker in enumerate(workers):
-        while (a := task_claim_next(batch=batch, worker=worker)) is not None:
-            assignment_submit(assignment=a, data={"choice": plan[a.task.payload["comparison"]][k]},
-                              now=a.claimed_at + timedelta(seconds=5))
+    builders.crowd_batch(comparisons, workers)
     return [c for c, _ in comparisons]
 
 
