@@ -66,7 +66,7 @@ def fuzz_world(admin, alice, settings):
             response_b=builders.respond(inst, b)))
     votes = batch_create_from_rows(hit_type="pairwise_ab", title="crowd votes",
                                    rows=[{"comparison": str(c.uuid)} for c in comparisons],
-                                   assignments_per_task=3)
+                                   assignments_per_task=3, min_seconds=0)
     batch_set_status(votes, Batch.Status.ACTIVE)
     for k, worker in enumerate(make_workers(3)):
         while (a := task_claim_next(batch=votes, worker=worker)) is not None:

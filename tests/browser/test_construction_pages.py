@@ -72,7 +72,7 @@ def _instance(n_images, stage, **fields):
 
 def test_instruction_generation_counters_ssrf_error_and_submit(page_for, alice, family,
                                                                image_url):
-    batch = pipeline.instruction_batch_create(family=family, n_tasks=2)
+    batch = pipeline.instruction_batch_create(family=family, n_tasks=2, min_seconds=0)
     page = page_for(alice)
     page.goto(reverse("annotation:batch_next", args=[batch.uuid]))
     assert page.locator("#family-name").inner_text().startswith("Colour knowledge")
@@ -114,7 +114,7 @@ def test_multi_image_caption_page_then_llm_then_verification(page_for, alice, bo
         page.goto(reverse("annotation:batch_next", args=[batch.uuid]))
         assert page.locator("#images figure").count() == 3
         assert page.locator("#images img").nth(2).evaluate("i => i.naturalWidth") == 120
-        assert page.locator("textarea").count() == 3
+        assert page.locator("#hit-form textarea").count() == 3
         assert page.locator(".counter").nth(1).inner_text() == "0 / 2000"
         page.fill("#caption_1", "A solid blue rectangle, bright and even.")
         page.fill("#caption_2", "   ")  # passes `required` in the browser, not the server

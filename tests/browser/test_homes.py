@@ -34,7 +34,7 @@ def test_annotator_home_to_task_to_my_work(page_for, alice):
 
 def test_a_refused_multiturn_submit_keeps_the_choices(page_for, alice):
     batch = batch_create_from_rows(hit_type="multiturn_ab", title="Chat", assignments_per_task=1,
-                                   rows=[INLINE_ROWS["multiturn_ab"]])
+                                   rows=[INLINE_ROWS["multiturn_ab"]], min_seconds=0)
     batch_set_status(batch, Batch.Status.ACTIVE)
     page = page_for(alice)
     page.goto(reverse("annotation:batch_next", args=[batch.uuid]))
