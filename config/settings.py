@@ -341,4 +341,4 @@ FLAG_PASTE_SHARE = env_float("FLAG_PASTE_SHARE", 0.5)
 # near_duplicate: shingle (Jaccard) similarity at least this, against at most
 # FLAG_DUPLICATE_CANDIDATES of the batch's latest other answers (plus the HIT type's own texts).
 FLAG_DUPLICATE_SIMILARITY = env_float("FLAG_DUPLICATE_SIMILARITY", 0.8)
-FLAG_DUPLICATE_CANDIDATES = env_int("FLAG_DUPLICATE_CANDIDATES", 200)
+FLAG_DUPLICATE_CANDIDATES = env_int("FLAG_DUPLICATE_CANDIDATES", 100)

@@ -7,8 +7,8 @@ the same order, near 0 for unrelated sentences. Character windows (not word n-gr
 short caption or a one-line instruction comparable.
 
 Exact Jaccard, not MinHash: the submit path compares one answer with a bounded candidate set
-(a few hundred texts of at most a few thousand characters), where exact sets cost
-milliseconds and need no signature storage or library; MinHash/LSH pays off for all-pairs
+(``FLAG_DUPLICATE_CANDIDATES`` texts, each cut to ``MAX_CHARS``), where exact sets cost tens
+of milliseconds and need no signature storage or library; MinHash/LSH pays off for all-pairs
 search over a whole corpus, which this does not do.
 """
 from __future__ import annotations
@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable
 
 SIZE = 5
+MAX_CHARS = 1000  # of a normalized text shingled: a copy shows in its start; keeps a check cheap
 _WORD = re.compile(r"\w+")
 
 
@@ -25,8 +26,9 @@ def normalized(text: str) -> str:
 
 
 def shingles(text: str, size: int = SIZE) -> frozenset[str]:
-    """The text's ``size``-character windows; a shorter (non-empty) text is its own shingle."""
-    flat = normalized(text)
+    """The windows of the text's first ``MAX_CHARS`` normalized characters; a shorter
+    (non-empty) text is its own shingle."""
+    flat = normalized(text)[:MAX_CHARS]
     if not flat:
         return frozenset()
     if len(flat) <= size:

@@ -33,3 +33,9 @@ def test_most_similar_names_the_closest_text():
     assert (score, where) == (1.0, 1)
     assert most_similar("Apples.", ["Clocks tick."]) == (0.0, None)
     assert most_similar("Apples.", []) == (0.0, None)
+
+
+def test_only_the_start_of_a_long_text_is_compared():
+    start = "A careful description of the whole scene with every object named. " * 20
+    assert len(start) > 1000
+    assert jaccard(shingles(start + "apples " * 300), shingles(start + "clocks " * 300)) == 1.0
