@@ -361,3 +361,13 @@ REPORT_WORKER_MODELS_MAX_VOTES = env_int("REPORT_WORKER_MODELS_MAX_VOTES", 50_00
 # The worker page fits Dawid–Skene over the votes of the batches the worker voted in, newest
 # first, up to this many votes (Dawid–Skene fits 20,000 votes in about 0.2 s).
 WORKER_RELIABILITY_MAX_VOTES = env_int("WORKER_RELIABILITY_MAX_VOTES", 20_000)
+# Flags on submitted answers (annotation.engine.services.quality), shown on the review pages.
+# too_fast: seconds spent below this share of the batch's median, once this many answers count.
+FLAG_FAST_SHARE = env_float("FLAG_FAST_SHARE", 0.3)
+FLAG_MIN_SAMPLES = env_int("FLAG_MIN_SAMPLES", 5)
+# paste_heavy: pasted characters at least this share of the free text's length.
+FLAG_PASTE_SHARE = env_float("FLAG_PASTE_SHARE", 0.5)
+# near_duplicate: shingle (Jaccard) similarity at least this, against at most
+# FLAG_DUPLICATE_CANDIDATES of the batch's latest other answers (plus the HIT type's own texts).
+FLAG_DUPLICATE_SIMILARITY = env_float("FLAG_DUPLICATE_SIMILARITY", 0.8)
+FLAG_DUPLICATE_CANDIDATES = env_int("FLAG_DUPLICATE_CANDIDATES", 100)

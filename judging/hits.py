@@ -423,6 +423,8 @@ class RubricAnswerForm(forms.Form):
     feedback = forms.CharField(min_length=20, max_length=2000, strip=True)
 
 
+SIMILAR_RESPONSES = 20  # other models' responses a rubric feedback is compared with
+
 _LEVELS = {"score1": "Does not address the question.", "score2": "Mostly wrong.",
            "score3": "Partly right, with a clear error.", "score4": "Right, with a small slip.",
            "score5": "Fully right and grounded in the image."}
@@ -438,6 +440,7 @@ class RubricHit(RatingHit):
     payload_form = RubricPayloadForm
     answer_form = RubricAnswerForm
     shortcuts = [("1–5", "choose the score"), ("Enter", "submit (outside the feedback box)")]
+    free_text_fields = ("feedback",)
     example_rows = [
         {"instruction": "How many circles are there?", "image_urls": [SHAPES],
          "model": "llava-1.5-13b", "response_text": "There are four circles.",
@@ -467,6 +470,28 @@ class RubricHit(RatingHit):
                 "response_text": payload["response_text"], "criteria": payload["criteria"],
                 "levels": [(i, payload[f"score{i}"]) for i in range(1, 6)],
                 "reference_answer": payload.get("reference_answer", "")}
+
+    def similar_texts(self, task):
+        """Feedback must not restate the page: the response scored, the reference answer, and
+        (for a stored response) the instance's LLM candidate reference and the other models'
+        responses to it (at most ``SIMILAR_RESPONSES``)."""
+        payload = task.payload
+        if not payload.get("response"):
+            return [t for t in (payload.get("response_text"), payload.get("reference_answer"))
+                    if t]
+        response = Response.objects.select_related("instance").filter(
+            uuid=payload["response"]).first()
+        if response is None:
+            return []
+        instance = response.instance
+        others = (Response.objects.filter(instance=instance).exclude(pk=response.pk)
+                  .order_by("pk").values_list("text", flat=True)[:SIMILAR_RESPONSES])
+        from annotation.models import ScoreRubric
+
+        references = ScoreRubric.objects.filter(instance=instance).values_list(
+            "reference_answer", flat=True)
+        return [t for t in (response.text, instance.candidate_reference, *references, *others)
+                if t]
 
     def clean_gold(self, gold):
         """``{"score": 1–5, "tolerance": 0–4}`` (tolerance optional; whole numbers)."""

@@ -147,7 +147,8 @@ class MyAssignmentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         incoming.is_valid(raise_exception=True)
         try:
             outcome = assignment_submit(assignment=assignment,
-                                        data=incoming.validated_data["answer"])
+                                        data=incoming.validated_data["answer"],
+                                        telemetry=incoming.validated_data.get("telemetry"))
         except (AnswerInvalid, TooFast) as exc:
             raise ApiValidationError({"answer": [str(exc)]}) from exc
         except EngineError as exc:

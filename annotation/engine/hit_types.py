@@ -27,6 +27,9 @@ class HitType:
     #: The per-batch settings this type offers, as a form whose initial values are the
     #: defaults (stored on ``Batch.hit_options``); None: the type has none.
     options_form: ClassVar[type[forms.Form] | None] = None
+    #: The answer's fields a worker writes freely (a caption, an instruction, feedback): their
+    #: text is checked for pasting and near-duplicates at submit. Empty: no free text.
+    free_text_fields: ClassVar[tuple[str, ...]] = ()
 
     def clean_options(self, options: Any) -> dict[str, Any]:
         """A batch's HIT options checked and completed with the defaults (raise
@@ -115,6 +118,20 @@ class HitType:
         """Hook run inside the transaction that rejects the assignment (``rejected``) or
         reverses its rejection: whatever the work produced leaves every count, or comes back
         (a rating HIT marks its votes, ``judging.services.judgments.rejection``)."""
+
+    def free_text(self, answer: dict[str, Any] | None) -> str:
+        """The answer's free text (``free_text_fields``; a list field's strings joined)."""
+        parts: list[str] = []
+        for name in self.free_text_fields:
+            value = (answer or {}).get(name)
+            values = value if isinstance(value, list) else [value]
+            parts.extend(v for v in values if isinstance(v, str) and v)
+        return "\n".join(parts)
+
+    def similar_texts(self, task) -> list[str]:
+        """Texts a free-text answer to ``task`` must not copy: what the page shows or the study
+        holds (an LLM's candidate reference, models' responses). The default: none."""
+        return []
 
 
 def _flatten(errors) -> str:

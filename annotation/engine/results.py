@@ -4,7 +4,10 @@ What MTurk's requester page gives as its results CSV, for every provider. A row 
 batch, the task (position and uuid), the assignment, the worker *as the person* (a local
 account's username, a marketplace worker's marketplace id), the status, claim and submit times,
 seconds spent, whether the task was gold and how the worker did on it, whether the submission
-counted or came late, the marketplace's assignment id — and the answer's fields, flattened into
+counted or came late, the marketplace's assignment id, what the task page measured
+(``telemetry.*``: active seconds, window blurs, pastes, pasted characters, keystrokes in free
+text; empty for answers that sent none) and the quality flags (their codes, space-separated) —
+and the answer's fields, flattened into
 ``answer.<field>`` columns (a nested object gives ``answer.<field>.<key>``; a list is one
 JSON-encoded cell). The answer columns are the union over the exported batches, in the order
 first seen, so every row has the same columns; a column whose values are all numbers (or all
@@ -27,6 +30,7 @@ from django.http import FileResponse, StreamingHttpResponse
 from django.utils.http import content_disposition_header
 
 from annotation.core import csv_safety
+from annotation.engine.selectors import active_seconds
 from annotation.engine.selectors_workers import worker_person
 from annotation.models import Assignment, Batch
 
@@ -47,6 +51,8 @@ FIXED = [
     ("claimed_at", "time"), ("submitted_at", "time"), ("seconds_spent", "float"),
     ("is_gold", "bool"), ("gold_correct", "bool"), ("counted", "bool"), ("late", "bool"),
     ("provider_assignment_id", "text"),
+    ("telemetry.active_seconds", "float"), ("telemetry.blurs", "int"), ("telemetry.pastes", "int"),
+    ("telemetry.pasted_chars", "int"), ("telemetry.keystrokes", "int"), ("flags", "text"),
 ]
 
 
@@ -141,10 +147,20 @@ def result_rows(batches: Iterable[Batch], columns: dict[str, str]) -> Iterator[d
             "seconds_spent": a.seconds_spent, "is_gold": a.task.is_gold,
             "gold_correct": a.gold_correct, "counted": a.counted, "late": a.late,
             "provider_assignment_id": a.provider_assignment_id,
+            **telemetry_cells(a.telemetry), "flags": " ".join(f["code"] for f in a.flags or []),
         }
         answer = flatten_answer(a.answer)
         row.update((column, _cell(answer.get(column), kind)) for column, kind in columns.items())
         yield row
+
+
+def telemetry_cells(telemetry: dict | None) -> dict[str, Any]:
+    """The ``telemetry.*`` cells: None where the page sent nothing for that measure."""
+    telemetry = telemetry or {}
+    cells: dict[str, Any] = {"telemetry.active_seconds": active_seconds(telemetry)}
+    for key in ("blurs", "pastes", "pasted_chars", "keystrokes"):
+        cells[f"telemetry.{key}"] = telemetry.get(key)
+    return cells
 
 
 def _chunks(rows: Iterator[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:

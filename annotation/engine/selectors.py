@@ -320,3 +320,21 @@ def _cost(batch: Batch, assignments: int, bonuses: list[Decimal]) -> Decimal:
     return estimate(reward=batch.reward, assignments=assignments,
                     assignments_per_hit=batch.assignments_per_task,
                     fees=get_provider(batch.provider).fees(), bonuses=bonuses).total
+
+
+# --- quality flags (annotation.engine.services.quality) ----------------------------------------
+
+def assignments_flagged(assignments, code: str):
+    """``assignments`` narrowed to those carrying flag ``code`` ("any": any flag; "": all).
+
+    A text match on the stored JSON (``"<code>"`` as a JSON string), the one JSON lookup
+    PostgreSQL and SQLite both run; flag details never quote a code."""
+    if not code:
+        return assignments
+    return assignments.filter(flags__icontains='"code"' if code == "any" else f'"{code}"')
+
+
+def active_seconds(telemetry: dict | None) -> float | None:
+    """Seconds the task page was visible and focused, as the page measured it (None: unknown)."""
+    active = (telemetry or {}).get("active_ms")
+    return None if active is None else active / 1000

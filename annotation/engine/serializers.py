@@ -77,7 +77,7 @@ class AssignmentSerializer(serializers.ModelSerializer):
         model = Assignment
         fields = ("uuid", "task", "batch", "worker", "status", "claimed_at", "expires_at",
                   "submitted_at", "answer", "seconds_spent", "counted", "late", "gold_correct",
-                  "hit_type_version", "payload")
+                  "hit_type_version", "payload", "telemetry", "flags")
         read_only_fields = fields
 
 
@@ -86,9 +86,13 @@ class OwnAssignmentSerializer(AssignmentSerializer):
     they did on it (workers who learn which tasks are checks game them)."""
 
     class Meta(AssignmentSerializer.Meta):
-        fields = tuple(f for f in AssignmentSerializer.Meta.fields if f != "gold_correct")
+        fields = tuple(f for f in AssignmentSerializer.Meta.fields
+                       if f not in ("gold_correct", "telemetry", "flags"))
         read_only_fields = fields
 
 
 class SubmitSerializer(serializers.Serializer):
     answer = serializers.DictField()
+    telemetry = serializers.JSONField(
+        required=False, help_text="What the client measured (active_ms, blurs, pastes, "
+        "pasted_chars, keystrokes: whole numbers); unknown or bad values are ignored")

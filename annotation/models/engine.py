@@ -202,6 +202,13 @@ class Assignment(models.Model):
     provider_hit_id = models.CharField(max_length=128, blank=True)
     provider_submit_to = models.URLField(blank=True)
     review_note = models.CharField(max_length=500, blank=True)
+    telemetry = models.JSONField(
+        default=dict, blank=True,
+        help_text="What the task page measured (active ms, blurs, pastes, pasted characters, "
+                  "keystrokes); checked keys only, sent by an untrusted browser")
+    flags = models.JSONField(
+        default=list, blank=True,
+        help_text='Quality flags computed at submit: [{"code": …, "detail": …}]')
 
     class Meta:
         constraints = [

@@ -93,6 +93,12 @@ class InstructionGenerationHit(HitType):
     payload_form = FamilyPayloadForm
     answer_form = InstructionAnswerForm
     example_rows = [{"family": EXAMPLE_FAMILY}, {"family": EXAMPLE_FAMILY}]
+    free_text_fields = ("instruction",)
+
+    def similar_texts(self, task):
+        """The family's seed instruction, shown on the page as the example to vary."""
+        family = InstructionFamily.objects.filter(uuid=task.payload.get("family")).first()
+        return [family.seed_instruction] if family and family.seed_instruction else []
 
     def clean_answer(self, data, *, task):
         answer = super().clean_answer(data, task=task)
@@ -123,6 +129,14 @@ class InstructionCaptionHit(HitType):
     template = "annotation/hits/instruction_caption.html"
     payload_form = InstancePayloadForm
     example_rows = [{"instance": uuid} for uuid in EXAMPLE_INSTANCES]
+    free_text_fields = ("captions",)
+
+    def similar_texts(self, task):
+        """The instance's LLM candidate reference and its reference (a caption must describe
+        the image, not restate an answer)."""
+        instance = Instance.objects.filter(uuid=task.payload.get("instance")).first()
+        return [t for t in (instance.candidate_reference, instance.reference_output) if t] \
+            if instance else []
 
     class answer_form(forms.Form):  # noqa: N801  (the registry's attribute name)
         """Placeholder; the real form has one field per image (see ``clean_answer``)."""

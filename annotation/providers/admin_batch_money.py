@@ -6,7 +6,7 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 
-from annotation.engine.selectors import batch_problems
+from annotation.engine.selectors import active_seconds, assignments_flagged, batch_problems
 from annotation.engine.selectors_workers import worker_display
 from annotation.models import Assignment, Batch
 from annotation.providers.admin_review import ReviewForm, assignments_page, review_apply
@@ -14,6 +14,8 @@ from annotation.providers.selectors_payments import payments_overview
 
 _SHOWN = {"submitted": "awaiting review", "rejected": "rejected (a local rejection can be "
                                                      "overridden within 30 days)"}
+_FLAG_FILTERS = {"": "all", "any": "flagged only", "too_fast": "too fast",
+                 "paste_heavy": "paste-heavy", "near_duplicate": "near-duplicate"}
 
 
 class BatchMoneyViews:
@@ -40,25 +42,31 @@ class BatchMoneyViews:
         shown = request.GET.get("status", "submitted")
         if shown not in _SHOWN:
             shown = "submitted"
-        rows = (Assignment.objects.filter(batch=batch, status=shown)
-                .select_related("task", "worker__user").order_by("submitted_at", "pk"))
-        form = ReviewForm(assignments=rows)
+        flag = request.GET.get("flag", "")
+        if flag not in _FLAG_FILTERS:
+            flag = ""
+        rows = assignments_flagged(
+            Assignment.objects.filter(batch=batch, status=shown)
+            .select_related("task", "worker__user").order_by("submitted_at", "pk"), flag)
+        form = ReviewForm(assignments=rows, matching=True)
         if request.method == "POST":
             if not self.has_change_permission(request):
                 raise PermissionDenied
-            form = ReviewForm(request.POST, assignments=rows)
+            form = ReviewForm(request.POST, assignments=rows, matching=True)
             if form.is_valid():
                 review_apply(request, form)
                 return redirect(request.get_full_path())
         page = assignments_page(rows, request.GET.get("page"))
         for assignment in page:
             assignment.person = worker_display(assignment.worker)
+            assignment.active_seconds = active_seconds(assignment.telemetry)
         problems, problem_counts = batch_problems(batch)
         for problem in problems:
             problem.person = worker_display(problem.worker)
         context = {**self._context(request, f"Review “{batch.title}”", batch), "page": page,
                    "form": form, "shown": shown, "choices": _SHOWN,
-                   "problems": problems, "problem_counts": problem_counts}
+                   "problems": problems, "problem_counts": problem_counts,
+                   "flag": flag, "flag_filters": _FLAG_FILTERS}
         return render(request, "admin/annotation/marketplacebatch/review.html", context)
 
     def payments_view(self, request, pk):

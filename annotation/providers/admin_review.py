@@ -21,6 +21,7 @@ from annotation.providers.services.local_review import REASON_MAX
 _REFUSALS = (MarketplaceError, BudgetExceeded, ValidationError)
 REVIEWABLE = ("submitted", "rejected")  # rows that get a checkbox (rejected: override only)
 PAGE_SIZE = 50
+MATCHING_MAX = 1000  # assignments one "every matching assignment" decision may cover
 
 
 def assignments_page(rows, number) -> Page:
@@ -43,14 +44,25 @@ class ReviewForm(forms.Form):
                              widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
                              label="Reason / feedback for the worker")
 
-    def __init__(self, *args, assignments, **kwargs):
+    matching = forms.BooleanField(
+        required=False, label="Every assignment matching the filter",
+        help_text="Decide every assignment this filter lists, on all pages, instead of the "
+                  "ticked ones.")
+
+    def __init__(self, *args, assignments, matching=False, **kwargs):
+        """``matching``: offer deciding every row of ``assignments`` at once (a filtered
+        list); otherwise only ticked rows are decided."""
         super().__init__(*args, **kwargs)
         self._assignments = assignments
+        if not matching:
+            del self.fields["matching"]
 
     def clean(self):
         data = super().clean()
         if data.get("decision") == "reject" and not (data.get("reason") or "").strip():
             raise ValidationError("A rejection needs a reason the worker can read.")
+        if data.get("matching"):
+            return self._all_matching(data)
         raw = self.data.getlist("assignment") if hasattr(self.data, "getlist") else []
         try:
             ids = {uuid.UUID(value) for value in raw}
@@ -60,6 +72,17 @@ class ReviewForm(forms.Form):
                       .select_related("batch", "task", "worker__user")) if ids else []
         if not chosen or len(chosen) != len(ids):
             raise ValidationError("Tick at least one assignment from this page.")
+        data["chosen"] = chosen
+        return data
+
+    def _all_matching(self, data):
+        rows = self._assignments.select_related("batch", "task", "worker__user")
+        chosen = list(rows[:MATCHING_MAX + 1])
+        if not chosen:
+            raise ValidationError("No assignment matches the filter.")
+        if len(chosen) > MATCHING_MAX:
+            raise ValidationError(f"More than {MATCHING_MAX} assignments match the filter; "
+                                  "narrow it, or decide in steps.")
         data["chosen"] = chosen
         return data
 

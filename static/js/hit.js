@@ -1,5 +1,5 @@
 // Task pages: keyboard shortcuts, character counters, the minimum-time guard, lease countdown,
-// and no double submits. Plain JS, no build step.
+// telemetry sent with the answer, and no double submits. Plain JS, no build step.
 (() => {
   const form = document.getElementById("hit-form");
   if (!form) return;
@@ -75,6 +75,42 @@
     };
     show();
   }
+
+  // Telemetry, sent with the answer as one hidden field (the server checks every value):
+  // time the page was visible and focused, window blurs, and pastes / keystrokes in the
+  // free-text fields (textareas and text inputs; not URLs, choices or hidden fields).
+  const measured = { active_ms: 0, blurs: 0, pastes: 0, pasted_chars: 0, keystrokes: 0 };
+  const freeText = (el) => el && form.contains(el) && (el.tagName === "TEXTAREA"
+    || (el.tagName === "INPUT" && ["text", "search", ""].includes(el.getAttribute("type") || "")));
+  let activeSince = null;
+  const account = () => {
+    const active = document.visibilityState === "visible" && document.hasFocus();
+    if (activeSince !== null) measured.active_ms += Date.now() - activeSince;
+    activeSince = active ? Date.now() : null;
+  };
+  account();
+  document.addEventListener("visibilitychange", account);
+  window.addEventListener("focus", account);
+  window.addEventListener("blur", () => { measured.blurs += 1; account(); });
+  form.addEventListener("keydown", (ev) => {
+    if (freeText(ev.target) && !ev.ctrlKey && !ev.metaKey) measured.keystrokes += 1;
+  });
+  form.addEventListener("paste", (ev) => {
+    if (!freeText(ev.target)) return;
+    measured.pastes += 1;
+    measured.pasted_chars += ((ev.clipboardData && ev.clipboardData.getData("text")) || "").length;
+  });
+  form.addEventListener("submit", () => {
+    account();
+    let field = form.querySelector("input[name=_telemetry]");
+    if (!field) {
+      field = document.createElement("input");
+      field.type = "hidden";
+      field.name = "_telemetry";
+      form.appendChild(field);
+    }
+    field.value = JSON.stringify(measured);
+  });
 
   form.addEventListener("submit", () => {
     setTimeout(() => { submit.disabled = true; submit.textContent = "Submitting…"; }, 0);

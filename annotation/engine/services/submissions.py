@@ -6,6 +6,10 @@ the same transaction, so an answer is either fully recorded once or not at all.
 
 Late rule: a submission after the lease expired is accepted and counted only if the task still
 has a free slot; otherwise it is kept, marked late and not counted.
+
+The page's telemetry (``_telemetry``) is taken out of the data before the HIT's form sees it,
+checked, and stored with the answer, with the quality flags computed in the same transaction
+(``services/quality.py``); neither ever refuses an answer.
 """
 from copy import copy
 from dataclasses import dataclass
@@ -23,6 +27,7 @@ from annotation.engine.hit_types import get_hit_type
 from annotation.engine.services.claims import take_slot
 from annotation.engine.services.errors import AnswerInvalid, NotSubmittable, TooFast
 from annotation.engine.services.qualifications import qualification_evaluate
+from annotation.engine.services.quality import submit_flags, telemetry_clean, telemetry_split
 from annotation.engine.services.workers import worker_block
 from annotation.models import Assignment, Task
 
@@ -34,10 +39,13 @@ class SubmitOutcome:
 
 
 def assignment_submit(
-    *, assignment: Assignment, data, now: datetime | None = None
+    *, assignment: Assignment, data, telemetry=None, now: datetime | None = None
 ) -> SubmitOutcome:
-    """Validate ``data`` with the HIT type's form and store it as the assignment's answer."""
+    """Validate ``data`` with the HIT type's form and store it as the assignment's answer.
+    ``telemetry`` (an API client's) wins over a ``_telemetry`` field in ``data`` (a page's)."""
     now = now or timezone.now()
+    data, posted = telemetry_split(data)
+    measured = telemetry_clean(posted if telemetry is None else telemetry)
     batch = assignment.batch
     hit = get_hit_type(batch.hit_type)
     if assignment.status in _DONE:
@@ -63,7 +71,9 @@ def assignment_submit(
     if (problem := storage_problem(answer)) is not None:  # e.g. "\ud800" in an API answer
         raise AnswerInvalid(f"The answer cannot be stored: {problem}.")
     with transaction.atomic():
-        locked = _submit_if_leased(assignment, hit, answer, now, spent)
+        quality = {"telemetry": measured, "flags": submit_flags(
+            assignment=assignment, hit=hit, answer=answer, telemetry=measured, spent=spent)}
+        locked = _submit_if_leased(assignment, hit, answer, now, spent, quality)
         if locked is None:  # expired, returned or already submitted meanwhile: read and decide
             locked = Assignment.objects.select_for_update().select_related("task").get(
                 pk=assignment.pk
@@ -74,7 +84,7 @@ def assignment_submit(
                 raise NotSubmittable("You returned this task; it can no longer be submitted.")
             # A lease past its deadline still holds its slot; an expired one must find a free one.
             counted = locked.status == Assignment.Status.LEASED or take_slot(locked.task_id)
-            _record_answer(locked, hit, answer, now, spent, counted=counted)
+            _record_answer(locked, hit, answer, now, spent, quality, counted=counted)
             locked.save(update_fields=_ANSWER_FIELDS)
         if locked.counted:
             hit.on_submitted(locked)
@@ -86,27 +96,29 @@ def assignment_submit(
 
 
 _ANSWER_FIELDS = ["status", "answer", "submitted_at", "seconds_spent", "counted", "late",
-                  "gold_correct"]
+                  "gold_correct", "telemetry", "flags"]
 
 
-def _submit_if_leased(assignment, hit, answer, now, spent):
+def _submit_if_leased(assignment, hit, answer, now, spent, quality):
     """The common case in one compare-and-set UPDATE: the row is still the lease this request
     read (status and deadline unchanged), so it becomes a counted submission. None otherwise."""
     if assignment.status != Assignment.Status.LEASED:
         return None
     submitted = copy(assignment)  # the caller's instance stays as read if this rolls back
-    _record_answer(submitted, hit, answer, now, spent, counted=True)
+    _record_answer(submitted, hit, answer, now, spent, quality, counted=True)
     where = {"status": Assignment.Status.LEASED, "expires_at": assignment.expires_at}
     return submitted if save_if(submitted, _ANSWER_FIELDS, where) else None
 
 
-def _record_answer(assignment, hit, answer, now, spent, *, counted: bool) -> None:
+def _record_answer(assignment, hit, answer, now, spent, quality, *, counted: bool) -> None:
     assignment.late = assignment.status == Assignment.Status.EXPIRED or assignment.expires_at <= now
     assignment.status = Assignment.Status.SUBMITTED
     assignment.answer = answer
     assignment.submitted_at = now
     assignment.seconds_spent = spent
     assignment.counted = counted
+    assignment.telemetry = quality["telemetry"]
+    assignment.flags = quality["flags"]
     task = assignment.task
     if task.is_gold and task.gold_answer is not None:
         assignment.gold_correct = hit.is_correct(answer, task.gold_answer)
