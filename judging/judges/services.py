@@ -26,6 +26,7 @@ from django.db.models import Count, Exists, F, Q, Sum
 from django.utils import timezone
 
 from annotation.core.background import run_outside_request
+from annotation.core.forking import without_broker_cleanup_after_fork
 from annotation.core.jobs import admit
 from annotation.core.money import MoneyField
 from annotation.models import Instance
@@ -648,8 +649,9 @@ def _work_in_processes(run: JudgeRun, lanes: int, processes: int, on_progress,
     shares = [lanes // processes + (i < lanes % processes) for i in range(processes)]
     children = [context.Process(target=_lane_process, args=(run.pk, share, lanes), daemon=True)
                 for share in shares]
-    for child in children:
-        child.start()
+    with without_broker_cleanup_after_fork():
+        for child in children:
+            child.start()
     while any(child.is_alive() for child in children):
         for child in children:
             child.join(timeout=poll_s / len(children))
