@@ -48,6 +48,18 @@ def hit_type_choices() -> list[tuple[str, str]]:
     return [(h.slug, f"{h.title} ({h.slug})") for h in all_hit_types()]
 
 
+class _JSONField(forms.JSONField):
+    """JSON text that Python's parser refuses with ValueError too (an integer of more than
+    4,300 digits) is a form error, not a 500."""
+
+    def to_python(self, value):
+        try:
+            return super().to_python(value)
+        except ValueError:  # what json.loads raises past its digit limit
+            raise forms.ValidationError("Enter valid JSON: a number in it is too long.",
+                                        code="invalid") from None
+
+
 class BatchUploadForm(forms.Form):
     hit_type = forms.ChoiceField(choices=(), label="HIT type")
     title = forms.CharField(max_length=200)
@@ -73,7 +85,7 @@ class BatchUploadForm(forms.Form):
         min_value=0, required=False, label="Minimum seconds per task",
         help_text="Answers faster than this are refused. Blank: the HIT type's default (a "
                   "share of the time the task takes); 0 accepts answers of any speed.")
-    hit_options = forms.JSONField(
+    hit_options = _JSONField(
         required=False, label="HIT options",
         help_text="The HIT type's per-batch settings as JSON (listed per type below); blank: "
                   "the type's defaults.")

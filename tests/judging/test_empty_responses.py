@@ -64,7 +64,7 @@ class TestAnEmptyAnswerFlowsFromImportToRatings:
         silent = Response.objects.get(model__name="mute", text="")
         comparison = Comparison.objects.get(instance=silent.instance)
         batch = comparison_batch_create(comparisons=[comparison], title="Empty answers",
-                                        judgments_per_comparison=1)
+                                        judgments_per_comparison=1, min_seconds=0)
         batch_set_status(batch, Batch.Status.ACTIVE)
         task_url = alice_client.get(reverse("annotation:batch_next", args=[batch.uuid])).url
         html = alice_client.get(task_url).content.decode()
@@ -94,7 +94,7 @@ class TestAnEmptyAnswerFlowsFromImportToRatings:
         b = builders.respond(inst, models["m2"], '<em class="empty-response">(empty response)</em>')
         comparison = Comparison.objects.create(instance=inst, response_a=a, response_b=b)
         batch = comparison_batch_create(comparisons=[comparison], title="t",
-                                        judgments_per_comparison=1)
+                                        judgments_per_comparison=1, min_seconds=0)
         batch_set_status(batch, Batch.Status.ACTIVE)
         task_url = alice_client.get(reverse("annotation:batch_next", args=[batch.uuid])).url
         html = alice_client.get(task_url).content.decode()

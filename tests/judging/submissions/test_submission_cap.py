@@ -39,6 +39,8 @@ class TestSubmissionCap:
     def test_any_cap_is_refused_cleanly_or_becomes_the_runs_budget(
             self, bench, settings, cap):  # noqa: F811
         settings.SUBMISSION_BUDGET_CAP = cap
+        # every accepted example queues a run no worker takes: the job caps are not the subject
+        settings.JOBS_MAX_PER_USER = settings.JOBS_MAX_GLOBAL = 10_000
         n = next(_n)
         user = _submitter(f"s{n}")
         before = _counts()
