@@ -5,10 +5,12 @@ from dataclasses import dataclass, field
 
 from .. import selectors
 from ..services.metric_scores import DEFAULT_METRICS, check_metrics
-from ..statistics.worker_models import MODELS
 
 MAJORITY = "majority"
-AGGREGATIONS = (MAJORITY, *MODELS)
+# ``statistics.worker_models.MODELS``, spelled out: importing the statistics package here would
+# load SciPy in every web worker at boot (tests/test_gunicorn_config.py); a test keeps the two
+# equal.
+AGGREGATIONS = (MAJORITY, "dawid-skene", "mace")
 
 
 @dataclass

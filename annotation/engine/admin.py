@@ -9,6 +9,7 @@ from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count
+from django.forms.fields import InvalidJSONInput
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.response import TemplateResponse
@@ -58,6 +59,12 @@ class _JSONField(forms.JSONField):
         except ValueError:  # what json.loads raises past its digit limit
             raise forms.ValidationError("Enter valid JSON: a number in it is too long.",
                                         code="invalid") from None
+
+    def bound_data(self, data, initial):  # the page shown again with the refused text
+        try:
+            return super().bound_data(data, initial)
+        except ValueError:
+            return InvalidJSONInput(data)
 
 
 class BatchUploadForm(forms.Form):

@@ -90,3 +90,10 @@ def test_the_form_the_api_and_the_stored_report_carry_the_choice(bloc, analyst_c
     assert Report.objects.order_by("-created_at").first().params["aggregation"] == "dawid-skene"
     report = report_generate({**PARAMS, "aggregation": "dawid-skene"})
     assert report.data["snapshot"]["filters"]["aggregation"] == "dawid-skene"
+
+
+def test_the_reports_aggregations_are_majority_and_every_reliability_model():
+    from agreement.reports.params import AGGREGATIONS, MAJORITY
+    from agreement.statistics.worker_models import MODELS
+
+    assert AGGREGATIONS == (MAJORITY, *MODELS)
