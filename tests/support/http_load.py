@@ -536,7 +536,7 @@ def _seed_main(annotators: int, tasks: int, n: int) -> None:
     model_a, model_b = make_models("crash-model-a", "crash-model-b")
     rows = [{"comparison": str(make_comparison(model_a, model_b).uuid)} for _ in range(tasks)]
     batch = batch_create_from_rows(hit_type="pairwise_ab", title="Crash test",
-                                   rows=rows, assignments_per_task=n)
+                                   rows=rows, assignments_per_task=n, min_seconds=0)
     batch_set_status(batch, "active")
     print(json.dumps({"batch": str(batch.uuid), "sessions": sessions}))
 
