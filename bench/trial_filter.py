@@ -46,7 +46,7 @@ def _trial_batch(votes: int) -> None:
 
     uuids = Comparison.objects.order_by("pk").values_list("uuid", flat=True)[:votes]
     batch = batch_create_from_rows(hit_type="pairwise_ab", title="trial", trial=True,
-                                   assignments_per_task=1,
+                                   assignments_per_task=1, min_seconds=0,
                                    rows=[{"comparison": str(u)} for u in uuids])
     batch_set_status(batch, Batch.Status.ACTIVE)
     worker = Worker.objects.create(external_id="bench-trial")
