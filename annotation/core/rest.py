@@ -16,7 +16,7 @@ Errors: a start refused by the job caps (``core.jobs.JobsBusy``) is a 429 with `
 """
 from __future__ import annotations
 
-from rest_framework import pagination, parsers, views
+from rest_framework import pagination, parsers
 from rest_framework.exceptions import ParseError, Throttled
 
 from .jobs import JobsBusy
@@ -67,6 +67,11 @@ def too_deep(value, limit: int) -> bool:
 
 def exception_handler(exc, context):
     """DRF's handler, plus: too many jobs queued -> 429 with Retry-After and the reason."""
+    # Imported here: rest_framework.views reads the API settings when it loads, and they name
+    # this module's parser and paginator (a top-level import made importing this module first,
+    # as a management command's checks do, a circular ImportError).
+    from rest_framework import views
+
     if isinstance(exc, JobsBusy):
         exc = Throttled(wait=exc.retry_after, detail=exc.message)
     return views.exception_handler(exc, context)
