@@ -21,6 +21,9 @@ def test_annotator_home_to_task_to_my_work(page_for, alice):
     assert "Which response is better?" in card.inner_text()
     card.locator("a.start").click()
     page.wait_for_selector("#task-position:has-text('Task 1 of 2')")
+    # The keys work once hit.js has run: wait for the page's load event, not just its header
+    # (a loaded machine lost the key presses in between)
+    page.wait_for_load_state("load")
     page.keyboard.press("1")
     page.keyboard.press("Enter")
     page.wait_for_selector("#task-position:has-text('Task 2 of 2')")
