@@ -86,3 +86,20 @@ def admin_client_(admin):
 @pytest.fixture
 def analyst_client(analyst):
     return _client_for(analyst)
+
+
+@pytest.fixture
+def held_report_builds(monkeypatch):
+    """Report builds wait at their start until ``held_report_builds.set()``, so admitted
+    reports stay queued (a page shows them queued or running); released at teardown."""
+    import threading
+
+    from agreement import tasks
+    from annotation.core.background import wait_for_jobs
+
+    gate = threading.Event()
+    real = tasks.report_build
+    monkeypatch.setattr(tasks, "report_build", lambda pk: (gate.wait(60), real(pk))[1])
+    yield gate
+    gate.set()
+    assert wait_for_jobs(120)

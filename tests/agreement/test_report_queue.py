@@ -28,19 +28,6 @@ def _api(user) -> APIClient:
     return client
 
 
-@pytest.fixture
-def held(monkeypatch):
-    """Builds wait at their start until ``held.set()``, so admitted reports stay queued."""
-    from agreement import tasks
-
-    gate = threading.Event()
-    real = tasks.report_build
-    monkeypatch.setattr(tasks, "report_build", lambda pk: (gate.wait(60), real(pk))[1])
-    yield gate
-    gate.set()
-    assert wait_for_jobs(120)
-
-
 def _post_at_once(user, bodies: list[dict]) -> list:
     """Every body POSTed by its own thread (its own database connection), released together."""
     from django.db import connections
@@ -66,8 +53,9 @@ def _post_at_once(user, bodies: list[dict]) -> list:
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 @CAPS
-def test_twenty_parallel_posts_admit_the_cap_and_refuse_the_rest(analyst, study, held,
-                                                                django_user_model):
+def test_twenty_parallel_posts_admit_the_cap_and_refuse_the_rest(analyst, study,
+                                                                 held_report_builds,
+                                                                 django_user_model):
     answers = _post_at_once(analyst, [_body(seed) for seed in range(20)])
     codes = sorted(a.status_code for a in answers)
     assert codes == [202] * 2 + [429] * 18
@@ -96,7 +84,7 @@ def test_twenty_parallel_posts_admit_the_cap_and_refuse_the_rest(analyst, study,
     assert Report.objects.count() == 4
 
     # Finished jobs free their slots.
-    held.set()
+    held_report_builds.set()
     assert wait_for_jobs(120)
     assert set(Report.objects.values_list("status", flat=True)) == {"done"}
     assert _api(third).post(URL, _body(200), format="json").status_code == 202
@@ -104,7 +92,8 @@ def test_twenty_parallel_posts_admit_the_cap_and_refuse_the_rest(analyst, study,
 
 @pytest.mark.django_db(transaction=True)
 @CAPS
-def test_the_page_says_why_a_report_was_not_started(analyst, analyst_client, study, held):
+def test_the_page_says_why_a_report_was_not_started(analyst, analyst_client, study,
+                                                    held_report_builds):
     for seed in (1, 2):
         assert _api(analyst).post(URL, _body(seed), format="json").status_code == 202
     form = {"split": "all", "metrics": ["length"], "seed": 3, "bootstrap_rounds": 20}

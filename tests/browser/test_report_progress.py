@@ -1,7 +1,6 @@
 """Generating a report in Chromium: the page answers at once with a progress bar that follows the
 build (polled from the status endpoint), then turns into the finished report by itself, with no
 manual reload."""
-import threading
 
 import pytest
 from django.urls import reverse
@@ -17,23 +16,8 @@ def study(transactional_db):
     return build_study()
 
 
-@pytest.fixture
-def held(monkeypatch):
-    """Hold the report build at its start until ``held.set()`` (released at teardown)."""
-    from agreement import tasks
-
-    gate = threading.Event()
-    real = tasks.report_build
-    monkeypatch.setattr(tasks, "report_build", lambda pk: (gate.wait(30), real(pk))[1])
-    yield gate
-    gate.set()
-    for thread in threading.enumerate():
-        if thread.name.startswith("job "):
-            thread.join(60)
-
-
 def test_progress_bar_follows_the_build_and_the_page_becomes_the_report(page_for, analyst,
-                                                                        study, held):
+                                                                        study, held_report_builds):
     page = page_for(analyst)
     errors = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
@@ -56,7 +40,7 @@ def test_progress_bar_follows_the_build_and_the_page_becomes_the_report(page_for
     assert page.locator("#progress-stage").inner_text() == "metrics 1/1 (length)"
     assert page.locator("#progress-percent").inner_text() == "7%"
 
-    held.set()  # the real build runs; the page reloads itself into the report
+    held_report_builds.set()  # the real build runs; the page reloads itself into the report
     page.locator("#summary").wait_for(timeout=90_000)
     assert page.url == first_url
     assert Report.objects.get().status == Report.Status.DONE
