@@ -121,6 +121,19 @@ class TestAggregation:
         assert before["weak"] == before["strong"] == 2 * per_pair
         assert after == {"weak": per_pair, "strong": per_pair, "medium": 2 * per_pair}
 
+    def test_the_category_win_rates_count_the_same_way(self):
+        from judging.leaderboards import category_win_rates
+        from judging.services.responses import reference_model_set
+
+        _planted_crowd()
+        reference_model_set("strong")
+        by_vote = category_win_rates()["Chart reading"]
+        by_item = category_win_rates(aggregation="dawid-skene")["Chart reading"]
+        assert by_vote["weak"][1] == ITEMS_PER_PAIR * VOTES_PER_ITEM
+        assert by_item["weak"][1] == ITEMS_PER_PAIR
+        # the always-A clickers hand the weak model (side A) wins the model takes back
+        assert by_item["weak"][0] < by_vote["weak"][0]
+
     def test_majority_is_the_only_choice_without_a_registered_model(self, monkeypatch):
         monkeypatch.setattr(vote_aggregation, "_AGGREGATORS", {})
         assert vote_aggregation.aggregations() == ("majority",)
