@@ -155,6 +155,8 @@ def aggregated_rows(qs, aggregation: str, *extra: str) -> list[tuple]:
     votes have no worker account); votes without one are pooled by the model."""
     rows = analytic.rows(qs.values_list("comparison_id", "turn", "annotator", *RATING_IDS,
                                         *extra))
+    if not rows:
+        return []
     labels = vote_aggregation.item_labels(
         aggregation, [((c, t), worker or None, choice) for c, t, worker, _, _, choice, *_ in rows])
     first: dict[tuple, tuple] = {}

@@ -121,6 +121,13 @@ class TestAggregation:
         assert before["weak"] == before["strong"] == 2 * per_pair
         assert after == {"weak": per_pair, "strong": per_pair, "medium": 2 * per_pair}
 
+    @pytest.mark.parametrize("aggregation", ["dawid-skene", "mace"])
+    def test_a_board_without_votes_is_empty_under_a_model_too(self, analyst_client, aggregation):
+        board = _board(analyst_client, aggregation=aggregation)
+        assert board["judgments"] == 0 and board["rows"] == []
+        page = analyst_client.get(reverse("judging:leaderboard"), {"aggregation": aggregation})
+        assert page.status_code == 200
+
     def test_the_category_win_rates_count_the_same_way(self):
         from judging.leaderboards import category_win_rates
         from judging.services.responses import reference_model_set
