@@ -21,6 +21,7 @@ from .selectors import (
     score_judge_names,
 )
 from .services.responses import reference_model_set
+from .vote_aggregation import UnknownChoice, check_aggregation, check_both_bad
 
 _PARAMS = [OpenApiParameter("judge", str, description="'human' or an automatic judge's name"),
            OpenApiParameter("split", str, description="all, single, multi, overall, turn:N, "
@@ -28,6 +29,13 @@ _PARAMS = [OpenApiParameter("judge", str, description="'human' or an automatic j
            OpenApiParameter("exclude_blocked", bool),
            OpenApiParameter("include_trial", bool,
                             description="count the votes of trial batches (left out by default)")]
+_COUNTING = [OpenApiParameter("aggregation", str,
+                              description="majority (every vote a match, the default) or a "
+                                          "reliability model (dawid-skene, mace: one verdict "
+                                          "per comparison)"),
+             OpenApiParameter("both_bad", str,
+                              description="tie (the default: a 'both bad' vote is rated as a "
+                                          "tie) or exclude")]
 
 
 class EvalModelSerializer(serializers.ModelSerializer):
@@ -73,17 +81,31 @@ def _rounds(request) -> int:
     return rounds
 
 
+def _counting(request) -> dict:
+    """How a pairwise board counts its votes (``judging.vote_aggregation``); unknown: a 400."""
+    counting = {}
+    for name, check in (("aggregation", check_aggregation), ("both_bad", check_both_bad)):
+        try:
+            counting[name] = check(request.query_params.get(name))
+        except UnknownChoice as exc:
+            raise ValidationError({name: [str(exc)]}) from exc
+    return counting
+
+
 class LeaderboardView(APIView):
     """Rating with CI, rank, matches and win rate vs reference (n) for one judge and split."""
 
     permission_classes = [IsAnalyst]
-    build = staticmethod(rating_cache.leaderboard)
 
-    @extend_schema(parameters=[*_PARAMS, OpenApiParameter("rounds", int)], responses=dict)
+    @extend_schema(parameters=[*_PARAMS, *_COUNTING, OpenApiParameter("rounds", int)],
+                   responses=dict)
     def get(self, request):
+        return self.respond(request, rating_cache.leaderboard, **_counting(request))
+
+    def respond(self, request, build, **counting):
         rounds = _rounds(request)
         try:
-            board = self.build(**_params(request), bootstrap_rounds=rounds)
+            board = build(**_params(request), **counting, bootstrap_rounds=rounds)
         except UnknownSplit as exc:
             raise ValidationError({"split": [str(exc)]}) from exc
         return Response(board.as_dict())
@@ -93,7 +115,9 @@ class ScoreLeaderboardView(LeaderboardView):
     """Mean grade per model with bootstrap CI, rank and n for one source (humans or a grading
     judge) and split, with the source's declared scale and the range observed."""
 
-    build = staticmethod(rating_cache.score_leaderboard)
+    @extend_schema(parameters=[*_PARAMS, OpenApiParameter("rounds", int)], responses=dict)
+    def get(self, request):
+        return self.respond(request, rating_cache.score_leaderboard)
 
 
 class JudgesView(APIView):

@@ -4,7 +4,8 @@ much). The batch stores the choice (``Batch.hit_options``); the worker's answer 
 against it, so a forced-choice batch never receives a tie.
 
 What each answer means downstream: "tie" and "bad" (both bad) are stored as distinct judgment
-choices; ratings count a tie as half a win and "both bad" as a tie (``judging.ratings``); the
+choices; ratings count a tie as half a win and "both bad" as a tie (``judging.ratings``) unless
+the board leaves "both bad" out (``?both_bad=exclude``, ``judging.vote_aggregation``); the
 reliability and accuracy statistics keep them as their own categories. The strength is kept
 beside the choice (``Judgment.meta["strength"]``) and changes no count.
 """

@@ -9,6 +9,10 @@ A pairwise board is honest about thin data (``judging.thin_data``): a model with
 ``LEADERBOARD_MIN_MATCHES`` matches is provisional (listed last, no rank), ranks are among the
 ranked models only, and ``ci_text`` is the interval clipped to what the data supports.
 Trial batches' votes are left out unless ``include_trial``.
+
+A pairwise board's ``aggregation`` (every vote a match, or one match per item under a
+reliability model) and ``both_bad`` (a tie, or left out) are ``judging.vote_aggregation``'s;
+score boards hold grades, which neither applies to.
 """
 import io
 import warnings
@@ -19,11 +23,12 @@ from django.db.models import Count
 
 from annotation.core import analytic, csv_safety
 
-from . import ratings, scores, thin_data
+from . import ratings, scores, thin_data, vote_aggregation
 from .judges.models import Judge
 from .selectors import (
     HUMAN,
     RATING_IDS,
+    aggregated_rows,
     model_names,
     pairwise_judgments_encoded,
     pairwise_judgments_qs,
@@ -52,6 +57,8 @@ class Leaderboard:
     min_matches: int = 0  # fewer matches: provisional (no rank)
     ci_span: list[float] | None = None  # what shown intervals (``ci_text``) are clipped to
     include_trial: bool = False
+    aggregation: str = vote_aggregation.MAJORITY  # majority: a match per vote; else per item
+    both_bad: str = "tie"  # "both bad" votes rated as ties, or left out ("exclude")
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -67,17 +74,22 @@ class Leaderboard:
 
 def leaderboard_build(judge: str = HUMAN, split: str = "all", *, exclude_blocked: bool = False,
                       include_trial: bool = False, bootstrap_rounds: int = 1000, seed: int = 0,
-                      min_matches: int | None = None) -> Leaderboard:
+                      min_matches: int | None = None,
+                      aggregation: str = vote_aggregation.MAJORITY,
+                      both_bad: str = "tie") -> Leaderboard:
     """Bradley-Terry rating with bootstrap 95 % CI and rank, online Elo, matches and the win
     rate against the human-verified reference (with n): ranked models best first, then the
-    provisional ones (``min_matches``: the setting ``LEADERBOARD_MIN_MATCHES`` unless given)."""
+    provisional ones (``min_matches``: the setting ``LEADERBOARD_MIN_MATCHES`` unless given).
+    ``judgments`` counts the matches rated: votes, or items under a reliability model."""
     min_matches = settings.LEADERBOARD_MIN_MATCHES if min_matches is None else min_matches
     judgments = pairwise_judgments_encoded(judge=judge, split=split,
                                            exclude_blocked=exclude_blocked,
-                                           include_trial=include_trial)
+                                           include_trial=include_trial,
+                                           aggregation=aggregation, both_bad=both_bad)
     reference = reference_model_name()
     board = Leaderboard(judge, split, len(judgments or ()), reference, bootstrap_rounds,
-                        min_matches=min_matches, include_trial=include_trial)
+                        min_matches=min_matches, include_trial=include_trial,
+                        aggregation=aggregation, both_bad=both_bad)
     if judgments is None:
         return board
     with warnings.catch_warnings(record=True) as caught:
@@ -144,16 +156,24 @@ def score_leaderboard_build(judge: str = HUMAN, split: str = "all", *,
 
 
 def category_win_rates(judge: str = HUMAN, *, exclude_blocked: bool = False,
-                       include_trial: bool = False) -> dict:
+                       include_trial: bool = False,
+                       aggregation: str = vote_aggregation.MAJORITY,
+                       both_bad: str = "tie") -> dict:
     """{category: {model: (win rate vs reference, n)}} (VisIT-Bench fig. 8). Win rates need
     only counts, so the database counts the verdicts per (pair, outcome, category): a few
-    thousand rows instead of one per verdict."""
+    thousand rows instead of one per verdict. Under a reliability model, one verdict per
+    item (``aggregated_rows``)."""
     reference = reference_model_name()
-    rows = analytic.rows(
-        pairwise_judgments_qs(judge=judge, exclude_blocked=exclude_blocked,
-                              include_trial=include_trial)
-        .exclude(comparison__instance__family__isnull=True).order_by()
-        .values_list(*RATING_IDS, "comparison__instance__family__name").annotate(n=Count("pk")))
+    qs = (pairwise_judgments_qs(judge=judge, exclude_blocked=exclude_blocked,
+                                include_trial=include_trial, both_bad=both_bad)
+          .exclude(comparison__instance__family__isnull=True))
+    category = "comparison__instance__family__name"
+    if vote_aggregation.check_aggregation(aggregation) == vote_aggregation.MAJORITY:
+        rows = analytic.rows(qs.order_by().values_list(*RATING_IDS, category)
+                             .annotate(n=Count("pk")))
+    else:
+        rows = [(*row, 1) for row in aggregated_rows(qs.order_by("created_at", "pk"),
+                                                     aggregation, category)]
     names = model_names({r[0] for r in rows} | {r[1] for r in rows})
     by_category: dict[str, tuple[list, list]] = {}
     for a, b, choice, category, n in rows:

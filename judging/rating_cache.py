@@ -14,6 +14,7 @@ judgments it was computed from:
 - a per-source token that ``source_changed`` rotates, for writes that add no row (an edit in
   the admin, a rejection of the votes' work or its reversal);
 - the reference model, and the blocked workers when they are excluded;
+- how a pairwise board counts its votes (``aggregation``, ``both_bad``: in its parameters);
 - the trial batches when their votes are left out (``Batch.trial``), so marking a batch as a
   trial (or not) shows at once; ``LEADERBOARD_MIN_MATCHES``, so a new threshold does too.
 
@@ -39,9 +40,10 @@ from django.db.models import Count, Max, Subquery, Value
 
 from annotation.models import Batch, Worker
 
-from . import leaderboards, selectors
+from . import leaderboards, selectors, vote_aggregation
 from .models import EvalModel, Judgment
 from .selectors import HUMAN
+from .vote_aggregation import MAJORITY
 
 PAGE_ROUNDS = 1000  # bootstrap rounds of every page's board (one entry shared by all pages)
 ENTRY_SECONDS = 3600  # an entry's life (bounds the staleness of inputs outside the stamp)
@@ -77,12 +79,22 @@ def source_changed(source: str) -> None:
 
 def leaderboard(judge: str = HUMAN, split: str = "all", *, exclude_blocked: bool = False,
                 include_trial: bool = False, bootstrap_rounds: int = PAGE_ROUNDS,
-                seed: int = 0) -> leaderboards.Leaderboard:
-    params = {"split": split, "rounds": bootstrap_rounds, "seed": seed}
+                seed: int = 0, aggregation: str = MAJORITY,
+                both_bad: str = "tie") -> leaderboards.Leaderboard:
+    params = {"split": split, "rounds": bootstrap_rounds, "seed": seed,
+              **_counting(aggregation, both_bad)}
     return get_or_compute("pairwise", lambda: leaderboards.leaderboard_build(
         judge, split, exclude_blocked=exclude_blocked, include_trial=include_trial,
-        bootstrap_rounds=bootstrap_rounds, seed=seed), source=judge, params=params,
+        bootstrap_rounds=bootstrap_rounds, seed=seed, aggregation=aggregation,
+        both_bad=both_bad), source=judge, params=params,
         exclude_blocked=exclude_blocked, include_trial=include_trial)
+
+
+def _counting(aggregation: str, both_bad: str) -> dict:
+    """How a board counts its votes, checked (``vote_aggregation.UnknownChoice``): part of
+    every key of a part that depends on it."""
+    return {"aggregation": vote_aggregation.check_aggregation(aggregation),
+            "both_bad": vote_aggregation.check_both_bad(both_bad)}
 
 
 def score_leaderboard(judge: str = HUMAN, split: str = "all", *, exclude_blocked: bool = False,
@@ -96,19 +108,22 @@ def score_leaderboard(judge: str = HUMAN, split: str = "all", *, exclude_blocked
 
 
 def leaderboard_page(judge: str = HUMAN, split: str = "all", *,
-                     exclude_blocked: bool = False, include_trial: bool = False) -> dict:
+                     exclude_blocked: bool = False, include_trial: bool = False,
+                     aggregation: str = MAJORITY, both_bad: str = "tie") -> dict:
     """What the leaderboard page shows of one source: its boards (the entries the API, the
     downloads and the plots read too), the sampling behind them and its categories; one entry,
     so a cached page checks one stamp."""
     votes = {"exclude_blocked": exclude_blocked, "include_trial": include_trial}
+    counting = _counting(aggregation, both_bad)
 
     def compute():
-        return {"board": leaderboard(judge, split, **votes),
+        return {"board": leaderboard(judge, split, **votes, **counting),
                 "scores": score_leaderboard(judge, split, **votes),
                 "sampling": selectors.comparison_sampling_counts(
                     judge=judge, split=split, **votes),
                 "categories": selectors.category_names(judge)}
-    return get_or_compute("page", compute, source=judge, params={"split": split}, **votes)
+    return get_or_compute("page", compute, source=judge, params={"split": split, **counting},
+                          **votes)
 
 
 def leaderboard_sources() -> list[str]:

@@ -12,7 +12,8 @@ Conventions (FastChat / LMSYS Chatbot Arena):
   (it only matters for online Elo; Bradley-Terry and the bootstrap are order-free).
 * A tie counts as half a win for each side, in Elo, Bradley-Terry and win rates. ``'bad'``
   ("both are bad", where a batch offers it) is rated as a tie -- neither model gained on the
-  other -- but stays its own bloc in a majority vote.
+  other -- but stays its own bloc in a majority vote. (A board may leave "both bad" votes
+  out before they reach these functions: ``judging.vote_aggregation``.)
 * Ratings live on the Elo scale: ``rating = SCALE / ln(BASE) * beta + INIT``.
 * Bradley-Terry is anchored so the **match-weighted mean rating is INIT (1000)** (the
   average rating of a model taking part in a judgment), or, with ``anchor=model``, so

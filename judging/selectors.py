@@ -7,6 +7,8 @@ overall verdict of conversations), ``single`` / ``multi`` (single- / multi-image
 Grades split the same way (a single-turn grade has turn '', a conversation's per-turn grades
 turn 1–3 and its overall grade 'overall'). Gold (attention-check) items never count.
 ``exclude_blocked`` drops votes of blocked workers (e.g. auto-blocked for failing gold checks).
+``both_bad="exclude"`` drops "both bad" votes (rated as ties otherwise); a board's
+``aggregation`` turns its votes into one verdict per item (``judging.vote_aggregation``).
 Votes cast in a *trial* batch (``Batch.trial``: the sample an admin tries the product with)
 count nowhere unless ``include_trial`` (``without_trial_votes``).
 
@@ -20,7 +22,7 @@ from django.db.models import Count, Exists, OuterRef, Q
 from annotation.core import analytic
 from annotation.models import Assignment, Instance
 
-from . import ratings
+from . import ratings, vote_aggregation
 from .models import EvalModel, Judgment, Response
 from .ratings import majority_vote
 
@@ -97,10 +99,13 @@ def submitted_model_names() -> set[str]:
 
 
 def pairwise_judgments_qs(*, judge: str = HUMAN, split: str = "all",
-                          exclude_blocked: bool = False, include_trial: bool = False):
+                          exclude_blocked: bool = False, include_trial: bool = False,
+                          both_bad: str = "tie"):
     qs = (Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE, source=judge,
                                   comparison__isnull=False, choice__in=ratings.VOTES)
           .filter(comparison__gold_choice="").filter(_split_filter(split)))
+    if vote_aggregation.check_both_bad(both_bad) == "exclude":
+        qs = qs.exclude(choice="bad")
     qs = qs.exclude(comparison__response_a__model_id__in=withdrawn_models()).exclude(
         comparison__response_b__model_id__in=withdrawn_models())
     if exclude_blocked:
@@ -127,15 +132,37 @@ def pairwise_judgments(*, judge: str = HUMAN, split: str = "all",
 
 
 def pairwise_judgments_encoded(*, judge: str = HUMAN, split: str = "all",
-                               exclude_blocked: bool = False, include_trial: bool = False):
+                               exclude_blocked: bool = False, include_trial: bool = False,
+                               aggregation: str = vote_aggregation.MAJORITY,
+                               both_bad: str = "tie"):
     """``pairwise_judgments`` as ``ratings.Judgments`` (what the ratings compute on), or None
     when there is none. Same rows, same order; read as model ids and the choice straight from
     the cursor, so a million rows cost no model instances, names or datetimes (the ORM's
-    per-row conversions were most of a first leaderboard view)."""
+    per-row conversions were most of a first leaderboard view). Under a reliability model
+    (``aggregation``), one row per item instead (``aggregated_rows``)."""
     qs = (pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked,
-                              include_trial=include_trial)
-          .order_by("created_at", "pk").values_list(*RATING_IDS))
-    return encoded_rows(analytic.rows(qs))
+                                include_trial=include_trial, both_bad=both_bad)
+          .order_by("created_at", "pk"))
+    if vote_aggregation.check_aggregation(aggregation) == vote_aggregation.MAJORITY:
+        return encoded_rows(analytic.rows(qs.values_list(*RATING_IDS)))
+    return encoded_rows(aggregated_rows(qs, aggregation))
+
+
+def aggregated_rows(qs, aggregation: str, *extra: str) -> list[tuple]:
+    """``(model_a id, model_b id, label, *extra)`` per item (comparison and turn) of the votes
+    in ``qs``, the label being the item's under the reliability model ``aggregation``; items
+    in order of their first vote in ``qs``. A vote's worker is its ``annotator`` (imported
+    votes have no worker account); votes without one are pooled by the model."""
+    rows = analytic.rows(qs.values_list("comparison_id", "turn", "annotator", *RATING_IDS,
+                                        *extra))
+    if not rows:
+        return []
+    labels = vote_aggregation.item_labels(
+        aggregation, [((c, t), worker or None, choice) for c, t, worker, _, _, choice, *_ in rows])
+    first: dict[tuple, tuple] = {}
+    for c, t, _, a, b, _, *rest in rows:
+        first.setdefault((c, t), (a, b, *rest))
+    return [(a, b, labels[item], *rest) for item, (a, b, *rest) in first.items()]
 
 
 def pairwise_counts(*, judge: str = HUMAN, split: str = "all", exclude_blocked: bool = False,

@@ -1,8 +1,9 @@
 """Worker reliability beyond majority: Dawid–Skene and MACE over crowd votes.
 
-Both models come from ``crowd-kit`` (Toloka's aggregation library); this module turns
-``(item, worker, label)`` triples into its frame, and its fit into per-item posteriors and
-per-worker estimates. Conventions:
+Dawid–Skene comes from ``crowd-kit`` (Toloka's aggregation library), MACE from ``.mace`` (a
+vectorised EM started from the vote shares: why not crowd-kit's is said there); this module
+turns ``(item, worker, label)`` triples into their inputs, and a fit into per-item posteriors
+and per-worker estimates. Conventions:
 
 - Labels are categories: ``"A"``, ``"B"`` and ``"tie"`` by default (a tie is its own
   category, not half a vote), followed by any other label found in the votes, in order of
@@ -23,10 +24,8 @@ per-worker estimates. Conventions:
   full matrix; MACE's competence c and spamming distribution theta give
   c * [g == t] + (1 - c) * theta[g]. Rows of labels no vote used are NaN.
 
-crowd-kit fixes two choices here. MACE runs one restart: crowd-kit 1.4.2 draws every
-restart's starting point from the same ``random_state``, so further restarts repeat the
-first one exactly and only cost time. Its pandas calls warn about pandas 4 deprecations
-(``inplace=``, ``copy=``); those warnings are silenced for crowd-kit's modules only.
+crowd-kit's pandas calls warn about pandas 4 deprecations (``inplace=``, ``copy=``); those
+warnings are silenced for crowd-kit's modules only.
 """
 
 from __future__ import annotations
@@ -39,6 +38,7 @@ import numpy as np
 from scipy import stats
 
 from ._common import DEFAULT_LABELS, TIE, _Result
+from .mace import fit_mace
 
 DAWID_SKENE = "dawid-skene"
 MACE = "mace"
@@ -169,26 +169,21 @@ def _fit_dawid_skene(v: _Votes, n_iter: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _fit_mace(v: _Votes, n_iter: int) -> tuple[np.ndarray, np.ndarray]:
-    from crowdkit.aggregation import MACE as CrowdKitMACE
-
-    mace = CrowdKitMACE(n_restarts=1, n_iter=n_iter, random_state=0).fit(_frame(v))
     k = len(v.labels)
-    posterior = _full(mace.probas_.to_numpy(), mace.probas_.index, len(v.items),
-                      mace.probas_.columns, k)
-    # crowd-kit orders workers and labels by first appearance (pd.factorize)
-    worker_order = np.unique(v.worker, return_index=True)[1]
-    workers = v.worker[np.sort(worker_order)]
-    label_first = np.unique(v.label, return_index=True)[1]
-    used = v.label[np.sort(label_first)]
-    competence = np.empty(len(v.workers))
-    competence[workers] = mace.spamming_[:, 1]
+    used = np.unique(v.label)  # fitted over the labels given; the others get no posterior
+    code = np.full(k, -1)
+    code[used] = np.arange(len(used))
+    fit = fit_mace(v.item, v.worker, code[v.label], n_items=len(v.items),
+                   n_workers=len(v.workers), n_labels=len(used), n_iter=n_iter)
+    posterior = np.zeros((len(v.items), k))
+    posterior[:, used] = fit.posterior
     theta = np.zeros((len(v.workers), k))
-    theta[np.ix_(workers, used)] = mace.thetas_
+    theta[:, used] = fit.theta
+    competence = fit.competence
     confusion = (1 - competence)[:, None, None] * theta[:, None, :] + (
         competence[:, None, None] * np.eye(k)[None]
     )
-    unused = np.setdiff1d(np.arange(k), used)
-    confusion[:, unused, :] = np.nan
+    confusion[:, np.setdiff1d(np.arange(k), used), :] = np.nan
     return posterior, confusion
 
 
@@ -206,9 +201,9 @@ def fit_worker_model(
 ) -> ReliabilityFit:
     """Fit ``model`` ("dawid-skene" or "mace") to (item, worker, label) votes.
 
-    ``n_iter`` caps the EM iterations (crowd-kit's defaults: 100 for Dawid–Skene, which
-    also stops when its bound changes by less than 1e-5; 50 for MACE, which has no
-    stopping rule).
+    ``n_iter`` caps the EM iterations (100 for Dawid–Skene, crowd-kit's default, which
+    also stops when its bound changes by less than 1e-5; 50 for MACE, which also stops when
+    no item's posterior moves by 1e-5).
     """
     if model not in _FITTERS:
         raise ValueError(f"unknown reliability model {model!r}; expected one of {list(MODELS)}")

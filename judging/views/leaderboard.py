@@ -2,10 +2,13 @@
 
 One source at a time (``?judge=``): its pairwise board (Bradley-Terry) and, when it grades, its
 score board (mean grade per model), each on its own scale. Trial batches' votes count only with
-``?include_trial=1`` (the analyst's "Include trial batches"). Every part, the PNG bytes too, comes
+``?include_trial=1`` (the analyst's "Include trial batches"). ``?aggregation=`` (majority or a
+reliability model) and ``?both_bad=`` (tie or exclude) say how the pairwise board counts its
+votes (``judging.vote_aggregation``). Every part, the PNG bytes too, comes
 from ``judging.rating_cache``: the page, its plots and downloads share one computation.
 """
 
+from django.core.exceptions import BadRequest
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.http import content_disposition_header
@@ -18,6 +21,13 @@ from .. import rating_cache, thin_data
 from ..leaderboards import category_win_rates, leaderboard_csv, score_leaderboard_csv
 from ..models import Judgment
 from ..selectors import BASE_SPLITS, HUMAN, UnknownSplit, submitted_model_names
+from ..vote_aggregation import (
+    BOTH_BAD,
+    UnknownChoice,
+    aggregations,
+    check_aggregation,
+    check_both_bad,
+)
 from . import plots
 
 ROUNDS = rating_cache.PAGE_ROUNDS
@@ -25,18 +35,26 @@ JUDGE_LENGTH = Judgment._meta.get_field("source").max_length
 SPLIT_LENGTH = len("category:") + InstructionFamily._meta.get_field("name").max_length
 
 
-def _params(request) -> dict:
+def _params(request, *, counting: bool = True) -> dict:
     """A NUL or an over-long judge or split is a 400 (it would reach a query, a file name
-    and a plot title)."""
-    return {"judge": request_text(request.GET, "judge", max_length=JUDGE_LENGTH) or HUMAN,
-            "split": request_text(request.GET, "split", max_length=SPLIT_LENGTH) or "all",
-            "exclude_blocked": request.GET.get("exclude_blocked") == "1",
-            "include_trial": request.GET.get("include_trial") == "1"}
+    and a plot title), and so is an unknown ``aggregation`` or ``both_bad`` (how a pairwise
+    board counts its votes: ``judging.vote_aggregation``; not asked of score boards)."""
+    params = {"judge": request_text(request.GET, "judge", max_length=JUDGE_LENGTH) or HUMAN,
+              "split": request_text(request.GET, "split", max_length=SPLIT_LENGTH) or "all",
+              "exclude_blocked": request.GET.get("exclude_blocked") == "1",
+              "include_trial": request.GET.get("include_trial") == "1"}
+    if counting:
+        try:
+            params["aggregation"] = check_aggregation(request.GET.get("aggregation"))
+            params["both_bad"] = check_both_bad(request.GET.get("both_bad"))
+        except UnknownChoice as exc:
+            raise BadRequest(str(exc)) from exc
+    return params
 
 
-def _board(request, build=rating_cache.leaderboard):
+def _board(request, build=rating_cache.leaderboard, counting: bool = True):
     try:
-        return build(**_params(request), bootstrap_rounds=ROUNDS)
+        return build(**_params(request, counting=counting), bootstrap_rounds=ROUNDS)
     except UnknownSplit as exc:
         raise Http404(str(exc)) from exc
 
@@ -49,6 +67,7 @@ def leaderboard_page(request):
     except UnknownSplit as exc:
         raise Http404(str(exc)) from exc
     context = {"board": shown["board"], "scores": shown["scores"], "params": params,
+               "aggregations": aggregations(), "both_bad_choices": BOTH_BAD,
                "judges": rating_cache.leaderboard_sources() or [HUMAN],
                "splits": BASE_SPLITS + [f"category:{c}" for c in shown["categories"]],
                "query": request.GET.urlencode(), "sampling": shown["sampling"],
@@ -79,8 +98,8 @@ def leaderboard_download(request, fmt):
 def score_leaderboard_download(request, fmt):
     if fmt not in ("csv", "json"):
         raise Http404("Download as .csv or .json")
-    return _download(_board(request, build=rating_cache.score_leaderboard), fmt, "scores",
-                     score_leaderboard_csv)
+    return _download(_board(request, build=rating_cache.score_leaderboard, counting=False),
+                     fmt, "scores", score_leaderboard_csv)
 
 
 @analyst_required
@@ -89,9 +108,13 @@ def ratings_plot(request):
     params = _params(request)
     png = rating_cache.get_or_compute(
         "ratings.png", lambda: plots.ratings_png(_board(request)), source=params["judge"],
-        params={"split": params["split"], "rounds": ROUNDS},
+        params={"split": params["split"], "rounds": ROUNDS, **_counting(params)},
         exclude_blocked=params["exclude_blocked"], include_trial=params["include_trial"])
     return HttpResponse(png, content_type="image/png")
+
+
+def _counting(params: dict) -> dict:
+    return {"aggregation": params["aggregation"], "both_bad": params["both_bad"]}
 
 
 @analyst_required
@@ -101,6 +124,8 @@ def category_plot(request):
     votes = {"exclude_blocked": params["exclude_blocked"],
              "include_trial": params["include_trial"]}
     png = rating_cache.get_or_compute(
-        "categories.png", lambda: plots.category_png(category_win_rates(judge, **votes), judge),
-        source=judge, **votes)
+        "categories.png",
+        lambda: plots.category_png(category_win_rates(judge, **votes, **_counting(params)),
+                                   judge),
+        source=judge, params=_counting(params), **votes)
     return HttpResponse(png, content_type="image/png")

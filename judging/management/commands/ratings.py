@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from judging import rating_cache
 from judging.leaderboards import leaderboard_csv, score_leaderboard_csv
 from judging.selectors import HUMAN, UnknownSplit
+from judging.vote_aggregation import BOTH_BAD, MAJORITY, UnknownChoice
 
 BOARDS = {"pairwise": (rating_cache.leaderboard, leaderboard_csv),
           "score": (rating_cache.score_leaderboard, score_leaderboard_csv)}
@@ -29,14 +30,22 @@ class Command(BaseCommand):
         parser.add_argument("--exclude-blocked", action="store_true")
         parser.add_argument("--include-trial", action="store_true",
                             help="count the votes of trial batches (left out by default)")
+        parser.add_argument("--aggregation", default=MAJORITY,
+                            help="pairwise: majority (every vote a match) or a reliability "
+                                 "model (dawid-skene, mace: one verdict per comparison)")
+        parser.add_argument("--both-bad", choices=BOTH_BAD, default=BOTH_BAD[0],
+                            help="pairwise: rate a 'both bad' vote as a tie, or exclude it")
 
     def handle(self, *args, **opts):
         build, to_csv = BOARDS[opts["board"]]
+        counting = {}
+        if opts["board"] == "pairwise":
+            counting = {"aggregation": opts["aggregation"], "both_bad": opts["both_bad"]}
         try:
             board = build(opts["judge"], opts["split"], bootstrap_rounds=opts["rounds"],
                           seed=opts["seed"], exclude_blocked=opts["exclude_blocked"],
-                          include_trial=opts["include_trial"])
-        except UnknownSplit as exc:
+                          include_trial=opts["include_trial"], **counting)
+        except (UnknownSplit, UnknownChoice) as exc:
             raise CommandError(str(exc)) from exc
         if opts["format"] == "json":
             self.stdout.write(json.dumps(board.as_dict(), indent=1))
