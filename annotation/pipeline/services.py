@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from annotation.core.background import run_each_outside_request
 from annotation.core.clients.llm import LlmError, estimate_cost, text_message
+from annotation.engine.hit_types import get_hit_type
 from annotation.engine.services.batches import batch_create_from_rows, batch_set_status
 from annotation.models import (
     Assignment,
@@ -75,6 +76,7 @@ def pipeline_batch(hit_type: str) -> Batch:
             hit_type=hit_type, title=title, instructions=instructions,
             assignments_per_task=getattr(settings, setting), status=Batch.Status.ACTIVE,
             description="Created by the benchmark-construction pipeline.",
+            min_seconds=get_hit_type(hit_type).default_min_seconds(),
         )
     return batch
 

@@ -10,6 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image as PILImage
@@ -74,7 +75,9 @@ def submit_or_refuse(assignment: Assignment, data):
 
 def _leased(task, worker=None) -> Assignment:
     worker = worker or make_workers(1)[0]
-    assignment = task_claim_next(batch=task.batch, worker=worker)
+    # claimed long enough ago for the batch's minimum seconds (pipeline batches have one)
+    assignment = task_claim_next(batch=task.batch, worker=worker,
+                                 now=timezone.now() - timedelta(minutes=5))
     assert assignment is not None and assignment.task_id == task.pk
     return assignment
 

@@ -2,9 +2,11 @@
 submitted URL and the loopback OpenAI-protocol server for the LLM reference step."""
 import io
 import threading
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from django.utils import timezone
 from PIL import Image as PILImage
 
 from annotation.core.background import wait_for_jobs
@@ -84,7 +86,9 @@ def family():
 
 
 def _work(batch, worker, data):
-    assignment = task_claim_next(batch=batch, worker=worker)
+    # claimed long enough ago for the stage batch's minimum seconds (never 0 by default)
+    assignment = task_claim_next(batch=batch, worker=worker,
+                                 now=timezone.now() - timedelta(minutes=5))
     assert assignment is not None
     return assignment_submit(assignment=assignment, data=data).assignment
 
@@ -342,3 +346,14 @@ def test_image_downloads_run_outside_the_caller(image_server, loopback_ok, monke
     _jobs_done()
     image.refresh_from_db()
     assert image.fetch_status == "ok" and threads and threads[0] is not threading.current_thread()
+
+
+def test_stage_batches_take_their_hit_types_minimum_seconds():
+    """A pipeline stage batch refuses click-through answers like an uploaded one: its minimum
+    time is the HIT type's default, not 0."""
+    from annotation.engine.hit_types import get_hit_type
+
+    for hit_type in (pipeline.HIT_CAPTION, pipeline.HIT_VERIFICATION):
+        batch = pipeline.pipeline_batch(hit_type)
+        assert batch.min_seconds == get_hit_type(hit_type).default_min_seconds() > 0
+

@@ -47,6 +47,14 @@ def image_url(settings):
     httpd.server_close()
 
 
+@pytest.fixture(autouse=True)
+def stage_batches_without_minimum_time(transactional_db):
+    """The stage batches these pages submit to, opened first without the minimum seconds they
+    get by default (the pages are submitted at once; the minimum is tested in test_pipeline)."""
+    for hit_type in (pipeline.HIT_CAPTION, pipeline.HIT_VERIFICATION):
+        Batch.objects.filter(pk=pipeline.pipeline_batch(hit_type).pk).update(min_seconds=0)
+
+
 @pytest.fixture
 def family():
     seed = image_store_bytes(_png((200, 0, 0)))
