@@ -170,7 +170,7 @@ def review_rows(batch: Batch, f: ReviewFilter) -> QuerySet:
             "wrong": rows.filter(gold_correct=False), "right": rows.filter(gold_correct=True),
             "plain": rows.filter(task__is_gold=False)}[f.gold]
     rows = assignments_flagged(rows, f.flag)
-    return rows.select_related("task", "worker__user").order_by("submitted_at", "pk")
+    return rows.select_related("task__batch", "worker__user").order_by("submitted_at", "pk")
 
 
 def task_view(hit: HitType, task) -> dict[str, Any]:

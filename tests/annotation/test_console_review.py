@@ -114,3 +114,19 @@ def test_the_review_page_is_for_admins_only(alice_client, analyst_client):
     for client in (alice_client, analyst_client):
         assert _review(client, batch).status_code == 403
         assert client.get(reverse("console:block", args=[batch.uuid])).status_code == 403
+
+
+def test_the_review_page_costs_the_same_queries_for_5_answers_as_for_50(admin_client_):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    counts = []
+    for size in (5, 50):
+        batch = make_batch(size, n=1)
+        worker = make_workers(1)[0]
+        for _ in range(size):
+            _answer(batch, worker, "A")
+        with CaptureQueriesContext(connection) as queries:
+            assert _review(admin_client_, batch).status_code == 200
+        counts.append(len(queries))
+    assert counts[0] == counts[1], counts
