@@ -14,6 +14,7 @@ from annotation.core.clients.errors import MarketplaceError
 from annotation.core.money import AmountRefused
 from annotation.core.permissions import admin_required
 from annotation.engine import upload_help
+from annotation.engine.admin import SAMPLE_TYPES
 from annotation.engine.hit_types import all_hit_types, get_hit_type
 from annotation.engine.services.batches import batch_set_status
 from annotation.engine.services.uploads import UploadRefused, batch_check_images, batch_upload
@@ -29,7 +30,6 @@ from .selectors import batch_summaries
 LIST_PAGE = 50
 TASKS_SHOWN = 20
 POSITION_MAX = 2 ** 31 - 1
-SAMPLE_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 _LAUNCH_REFUSALS = (MarketplaceError, BudgetExceeded, ValidationError)
 
 
