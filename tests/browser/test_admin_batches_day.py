@@ -55,6 +55,7 @@ def test_admins_batch_day_without_the_django_admin(page_for, admin, tmp_path):
     assert SHAPES not in problems
     batch = Batch.objects.get(title="Counting check")
     assert batch.status == "draft"
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280  # fits the window
 
     page.click("#task-list >> text=Task 1")  # preview as a worker: the real task page
     page.wait_for_selector("text=Right answer 1.")
@@ -82,6 +83,7 @@ def test_admins_batch_day_without_the_django_admin(page_for, admin, tmp_path):
     page.wait_for_selector("#rows")
     assert "8</strong> answers match" in page.content()
     assert page.locator(".review-row").first.locator(".instruction-small").is_visible()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
     page.select_option("select[name=answer]", "choice:A")
     page.click("#apply-filters")
     page.wait_for_selector("#match-count:has-text('5 answers')")
