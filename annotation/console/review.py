@@ -71,25 +71,31 @@ def worker_block_page(request, batch_uuid):
     form = BlockForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         reason, actor = form.cleaned_data["reason"], request.user.get_username()
+        rejected, errors = 0, []
         try:
             if form.cleaned_data["reject_pending"]:
                 rejected, errors = worker_block_and_reject(worker, batch=batch, reason=reason,
                                                            actor=actor)
             else:
                 provider_worker_block(worker, reason=reason, actor=actor)
-                rejected, errors = 0, []
-        except (MarketplaceError, ValidationError) as exc:
-            errors = getattr(exc, "messages", None) or [str(exc)]
-            rejected = 0
-        messages.success(request, f"Blocked {worker_display(worker)}"
-                                  + (f" and rejected {rejected} answer(s)" if rejected else "")
-                                  + ". They see your reason.")
-        for error in errors:
-            messages.warning(request, f"Marketplace: {error}")
-        return redirect("console:review", batch.uuid)
+        except MarketplaceError as exc:  # our own block holds; the marketplace's is logged
+            errors = [str(exc)]
+        except ValidationError as exc:  # the reason refused before anything was written
+            form.add_error("reason", exc.messages)
+        if form.is_valid():
+            return _blocked(request, batch, worker, rejected, errors)
     return render(request, "annotation/console/block.html", {
         "batch": batch, "worker": worker, "person": worker_display(worker),
         "pending": pending, "form": form})
+
+
+def _blocked(request, batch, worker, rejected, errors):
+    messages.success(request, f"Blocked {worker_display(worker)}"
+                              + (f" and rejected {rejected} answer(s)" if rejected else "")
+                              + ". They see your reason.")
+    for error in errors:
+        messages.warning(request, f"Marketplace: {error}")
+    return redirect("console:review", batch.uuid)
 
 
 def _uuid(value):

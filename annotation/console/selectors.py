@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 
 from annotation.engine.hit_types import HitType, get_hit_type
@@ -59,7 +60,7 @@ def option_words(hit: HitType, batch: Batch) -> list[tuple[str, str]]:
         return []
     try:
         values = hit.options_of(batch)
-    except Exception:  # options stored before a form change: show them as stored
+    except ValidationError:  # options stored before a form change: show them as stored
         values = batch.hit_options or {}
     words = []
     for name, form_field in hit.options_form.base_fields.items():

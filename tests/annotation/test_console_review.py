@@ -102,6 +102,10 @@ def test_blocking_from_the_review_asks_first_and_the_reason_reaches_the_worker(a
     assert confirm.status_code == 200 and "Block" in confirm.content.decode()
     admin_client_.post(f"{url}?worker={worker.uuid}", {"reason": "Clicked through."})
     assert not Worker.objects.get(pk=worker.pk).blocked  # not confirmed: nothing happens
+    refused = admin_client_.post(f"{url}?worker={worker.uuid}", {
+        "reason": "bad\x07bell", "confirm": "on", "reject_pending": "on"})
+    assert refused.status_code == 200 and refused.context["form"].errors["reason"]
+    assert not Worker.objects.get(pk=worker.pk).blocked  # a refused reason writes nothing
     admin_client_.post(f"{url}?worker={worker.uuid}",
                        {"reason": "Clicked through.", "confirm": "on", "reject_pending": "on"})
     blocked = Worker.objects.get(pk=worker.pk)
