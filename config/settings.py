@@ -284,6 +284,12 @@ if LEADERBOARD_MIN_MATCHES < 0:
 IMAGE_MAX_BYTES = env_int("IMAGE_MAX_BYTES", 10 * 1024 * 1024)
 IMAGE_MAX_PIXELS = env_int("IMAGE_MAX_PIXELS", 40_000_000)
 IMAGE_FETCH_TIMEOUT = env_float("IMAGE_FETCH_TIMEOUT", 10.0)
+# A batch upload larger than this is refused before a row of it is parsed (the product's wizard).
+BATCH_UPLOAD_MAX_BYTES = env_int("BATCH_UPLOAD_MAX_BYTES", 10 * 1024 * 1024)
+# The wizard fetches every distinct image URL of an upload (at most this many, in parallel
+# threads, each within UPLOAD_IMAGE_CHECK_TIMEOUT seconds) and lists the broken ones.
+UPLOAD_IMAGE_CHECK_MAX = env_int("UPLOAD_IMAGE_CHECK_MAX", 500)
+UPLOAD_IMAGE_CHECK_TIMEOUT = env_float("UPLOAD_IMAGE_CHECK_TIMEOUT", 5.0)
 
 LOGGING = {
     "version": 1,

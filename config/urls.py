@@ -34,6 +34,7 @@ urlpatterns = [
     path("favicon.ico", public(RedirectView.as_view(url=lazy(static, str)("favicon.svg"),
                                                     permanent=True)), name="favicon"),
     path("pipeline/", include("annotation.pipeline.urls")),
+    path("batches/", include("annotation.console.urls")),  # the admin's batch pages
     path("", include("annotation.urls")),
 ]
 

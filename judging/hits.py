@@ -26,6 +26,7 @@ from .hit_choices import (
     check_choice,
     check_strength,
     clean_choice_gold,
+    offered,
     page_options,
 )
 from .models import Comparison, Judgment, Response
@@ -133,6 +134,13 @@ class ChoiceHit(RatingHit):
 
     def clean_gold(self, gold):
         return clean_choice_gold(gold)
+
+    def check_gold_offered(self, gold, options):
+        """Each choice the gold names must be one this batch offers (``hit_choices``)."""
+        for field in dict.fromkeys(("choice", *self.choice_fields)):
+            if field in gold and gold[field] not in offered(options):
+                raise ValidationError(f"_gold_answer: {field} {gold[field]!r} is not offered in "
+                                      f"this batch (it offers {', '.join(offered(options))})")
 
     def choice_page(self, task, context: dict) -> dict:
         return {**context, **page_options(self.options_of(task.batch))}

@@ -132,6 +132,17 @@ EXPECTED = {
     "pipeline:report": ("GET", {}, ADMIN_PAGE),
     "pipeline:report_json": ("GET", {}, ADMIN_PAGE),
     "pipeline:report_csv": ("GET", {}, ADMIN_PAGE),
+    # The admin's batch pages in the product (annotation.console).
+    "console:batches": ("GET", {}, ADMIN_PAGE),
+    "console:upload": ("GET", {}, ADMIN_PAGE),
+    "console:upload_sample": ("GET", {}, dict(ADMIN_PAGE, admin=404)),  # no HIT type asked
+    "console:batch": ("GET", {"batch_uuid": "batch"}, ADMIN_PAGE),
+    "console:status": ("POST", {"batch_uuid": "batch"}, _post_only(ADMIN_PAGE)),
+    "console:images": ("POST", {"batch_uuid": "batch"}, _post_only(ADMIN_PAGE)),
+    "console:preview": ("GET", {"batch_uuid": "batch", "position": "1"}, ADMIN_PAGE),
+    "console:launch": ("GET", {"batch_uuid": "batch"}, ADMIN_PAGE),
+    "console:review": ("GET", {"batch_uuid": "batch"}, ADMIN_PAGE),
+    "console:block": ("GET", {"batch_uuid": "batch"}, dict(ADMIN_PAGE, admin=404)),  # no ?worker
     # "/" sends each signed-in role to its own home, anonymous visitors to sign in.
     "annotation:home": ("GET", {}, dict({role: "redirect" for role in ROLES}, anonymous="login")),
     "favicon": ("GET", {}, {role: 301 for role in ROLES}),  # → the static SVG

@@ -24,13 +24,12 @@ from annotation.engine.selectors import batch_cost, batch_progress
 from annotation.engine.services.batches import (
     BATCH_BUDGET,
     REWARD,
-    batch_create_from_rows,
     batch_create_sample,
     batch_set_status,
-    rows_from_upload,
 )
 from annotation.engine.services.leases import leases_expire
 from annotation.engine.services.qualifications import qualification_revoke
+from annotation.engine.services.uploads import UploadRefused, batch_upload
 from annotation.models import (
     Assignment,
     Batch,
@@ -186,25 +185,19 @@ class BatchAdmin(BatchResultsAdminMixin, admin.ModelAdmin):
 
     @staticmethod
     def _create_from_upload(form: BatchUploadForm) -> Batch | None:
-        """The batch a valid upload form describes, or None with the reason added to the form
-        (a bad row to ``file``, an estimate over the budget to ``budget``)."""
+        """The batch a valid upload form describes (``batch_upload``: the product's wizard
+        uses the same service), or None with the reason added to the form (a bad file or row
+        to ``file``, an estimate over the budget to ``budget``)."""
         data = dict(form.cleaned_data)
-        upload = data.pop("file")
         try:
-            rows = rows_from_upload(upload.name, upload.read())
-            problem = upload_help.budget_problem(
-                provider=data["provider"], budget=data["budget"], reward=data["reward"],
-                tasks=len(rows), n=data["assignments_per_task"])
-            if problem:
-                form.add_error("budget", problem)
-                return None
-            return batch_create_from_rows(rows=rows, **data)
+            return batch_upload(file=data.pop("file"), **data)
         except AmountRefused as exc:
             form.add_error(exc.field if exc.field in form.fields else None, exc.messages)
-            return None
+        except UploadRefused as exc:
+            form.add_error(exc.field if exc.field in form.fields else "file", exc.messages)
         except ValidationError as exc:
             form.add_error("file", "; ".join(exc.messages))
-            return None
+        return None
 
     def _created(self, request, batch):
         tasks = batch.tasks.count()
@@ -216,6 +209,11 @@ class BatchAdmin(BatchResultsAdminMixin, admin.ModelAdmin):
         self.message_user(request, f"Created “{batch.title}” with {tasks} tasks (a draft; "
                                    f"estimate ${cost.total:.2f}, {budget}). Activate it from "
                                    f"the list when ready.{trial}")
+        if batch.image_problems:
+            self.message_user(request, f"{len(batch.image_problems)} image URL(s) of this batch "
+                                       "are broken: the batch's page lists them "
+                                       f"({reverse('console:batch', args=[batch.uuid])}).",
+                              messages.WARNING)
         if batch.min_seconds == 0:
             self.message_user(request, "Minimum seconds is 0: answers of any speed are "
                                        "accepted. Set it on the batch to refuse click-throughs.",

@@ -105,6 +105,10 @@ class HitType:
         its shape; the default accepts any JSON value."""
         return gold
 
+    def check_gold_offered(self, gold: Any, options: dict[str, Any]) -> None:
+        """Refuse (ValidationError) a gold answer the batch's options do not offer (a "tie"
+        in a forced-choice batch): no worker could ever match it. Default: any."""
+
     def is_correct(self, answer: dict[str, Any], gold: Any) -> bool:
         """Gold check; the default compares every key of the gold answer."""
         if isinstance(gold, dict):

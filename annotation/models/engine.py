@@ -105,6 +105,11 @@ class Batch(models.Model):
         help_text="The HIT type's per-batch settings (e.g. which answers a rating HIT offers), "
                   "checked by the type's clean_options",
     )
+    image_problems = models.JSONField(
+        default=list, blank=True,
+        help_text="Image URLs of the upload that could not be fetched as images: "
+                  "[{task, url, reason}], listed on the batch's page before activation",
+    )
     auto_block_below = models.FloatField(
         null=True, blank=True, help_text="Block workers whose gold accuracy falls below this"
     )

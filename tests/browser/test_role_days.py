@@ -100,8 +100,9 @@ def test_admins_day(page_for, admin, alice, tmp_path):
     assert row.locator(".done").inner_text() == "1" and row.locator(".remaining").inner_text() == "3"
     assert "25 %" in row.inner_text()
 
-    # Upload from the sample file the page offers for pairwise A/B.
-    page.click("text=Upload a batch")
+    # Upload from the sample file the Django admin's upload page offers for pairwise A/B (the
+    # dashboard's button leads to the product's wizard: tests/browser/test_admin_batches_day.py).
+    page.goto(reverse("admin:annotation_batch_upload"))
     page.select_option("#id_hit_type", "pairwise_ab")
     with page.expect_download() as download:
         page.locator("#columns-pairwise_ab a", has_text="pairwise_ab-sample.csv").click()

@@ -98,6 +98,7 @@ def batch_create_from_rows(
             gold = _parse_gold(row.get("_gold_answer"))
             if gold is not None:
                 gold = hit.clean_gold(gold)
+                hit.check_gold_offered(gold, hit_options)
             if (problem := storage_problem([payload, gold])) is not None:
                 raise ValidationError(problem)
         except ValidationError as exc:
