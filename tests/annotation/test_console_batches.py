@@ -175,3 +175,4 @@ def test_own_static_sample_images_are_checked_on_disk():
     assert uploads.image_problem(BARS) == ""
     assert uploads.image_problem(f"{settings.PUBLIC_BASE_URL}{settings.STATIC_URL}no.png")
     assert uploads.image_problem("/media/../../etc/passwd")
+    assert uploads.image_problem("/static/../../../etc/passwd") == "no such file on this server"

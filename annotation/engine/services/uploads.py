@@ -161,7 +161,10 @@ def _own_file(url: str) -> bytes | None:
         return None
     path = parts.path
     if path.startswith(settings.STATIC_URL):
-        found = finders.find(path.removeprefix(settings.STATIC_URL))
+        try:
+            found = finders.find(path.removeprefix(settings.STATIC_URL))
+        except SuspiciousFileOperation:  # ../ out of the static folders
+            return b""
         if not found or isinstance(found, list):
             return b""
         with open(found, "rb") as handle:
