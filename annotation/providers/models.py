@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.models.engine import Assignment, Batch, Task, Worker
+from annotation.providers.prolific.audience import validate_filters
 
 PROVIDERS = Worker.Provider.choices
 
@@ -50,7 +51,7 @@ class ProviderConfig(models.Model):
     estimated_minutes = models.PositiveSmallIntegerField(default=5, help_text="Prolific")
     completion_code = models.CharField(max_length=32, blank=True, help_text="Prolific")
     audience_filters = models.JSONField(
-        default=list, blank=True,
+        default=list, blank=True, validators=[validate_filters],
         help_text="Prolific: the study's filters by id with their choices, e.g. "
                   '[{"filter_id": "fluent-languages", "selected_values": ["19"]}]')
     new_participants_only = models.BooleanField(
