@@ -67,12 +67,21 @@ def batch_sync(batch: Batch, *, actor: str = "") -> SyncReport:
     return report
 
 
+_FINISHED = ("submitted", "approved", "rejected")
+
+
 def record_submission(provider_name: str, hit: ProviderHit, remote) -> bool:
+    """Our record of one marketplace submission, matched to our assignment. Work the
+    marketplace says is finished but that did not happen here (another participant, no
+    assignment, not submitted) is flagged; a place in progress or given back is not. A place
+    given back releases our lease at once (``place_release``)."""
     assignment = (Assignment.objects.select_related("worker")
                   .filter(provider_assignment_id=remote.external_id).first())
     flag = ProviderSubmission.Flag.NONE
     if assignment is None or assignment.batch_id != hit.batch_id:
-        flag, assignment = ProviderSubmission.Flag.UNKNOWN, None
+        assignment = None
+        if remote.status in _FINISHED:  # work claimed done that never happened here
+            flag = ProviderSubmission.Flag.UNKNOWN
     elif (assignment.worker.provider != provider_name
           or assignment.worker.external_id != remote.worker_id):
         flag = ProviderSubmission.Flag.WORKER_MISMATCH
@@ -81,8 +90,7 @@ def record_submission(provider_name: str, hit: ProviderHit, remote) -> bool:
         Assignment.objects.filter(pk=assignment.pk).update(review_note=note[:500])
     elif remote.status in RELEASES_PLACE:
         place_release(assignment, remote.status)
-    elif assignment.status not in DONE and remote.status in ("submitted", "approved",
-                                                             "rejected"):
+    elif assignment.status not in DONE and remote.status in _FINISHED:
         flag = ProviderSubmission.Flag.NOT_SUBMITTED
     ProviderSubmission.objects.update_or_create(
         provider=provider_name, external_id=remote.external_id,
