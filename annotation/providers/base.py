@@ -38,7 +38,9 @@ class RemoteSubmission:
     external_id: str
     hit_id: str
     worker_id: str
-    status: str  # "submitted" | "approved" | "rejected" | "other"
+    # "submitted" | "approved" | "rejected" | "other"; Prolific also: "active" (a place held),
+    # "returned" | "timed_out" | "screened_out" (the place went back to its pool)
+    status: str
     submitted_at: datetime | None = None
 
 
