@@ -35,7 +35,6 @@ from annotation.providers.services import (
     batch_resume,
     batch_sync,
     config_for,
-    launch_context,
     qualification_push,
     worker_bonus,
 )
@@ -135,7 +134,7 @@ class MarketplaceBatchAdmin(BatchMoneyViews, admin.ModelAdmin):
                    "batch": batch, "form": form, "costs": batch_costs(batch),
                    "production": production, "tasks": batch.tasks.count(),
                    "mturk_endpoint": mturk_client.endpoint() if mturk else "",
-                   "prolific": (prolific_launch_facts(batch, launch_context(batch))
+                   "prolific": (prolific_launch_facts(batch)
                                 if batch.provider == "prolific" else None)}
         return render(request, "admin/annotation/marketplacebatch/launch.html", context)
 

@@ -1,7 +1,7 @@
 """What the admin's upload and launch pages show for a Prolific batch before and after launching: the
 hourly rate the reward implies against Prolific's minimum and recommendation, how many
 participants match the audience against the places needed, and the study's Prolific link.
-Read-only: each figure is asked of Prolific as the launch itself would ask it."""
+Each figure is asked of Prolific as the launch itself would ask it."""
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -11,6 +11,7 @@ from annotation.core.clients.errors import MarketplaceError
 from annotation.models import Batch, ProviderHit
 from annotation.providers.prolific import ProlificProvider
 from annotation.providers.prolific.pay import PayCheck, pay_check
+from annotation.providers.services.common import launch_context
 
 STUDY_PAGE = "https://app.prolific.com/researcher/workspaces/studies/{}"
 
@@ -24,8 +25,13 @@ class ProlificLaunchFacts:
     errors: list[str] = field(default_factory=list)
 
 
-def prolific_launch_facts(batch: Batch, ctx, provider: ProlificProvider | None = None
+def prolific_launch_facts(batch: Batch, provider: ProlificProvider | None = None
                           ) -> ProlificLaunchFacts:
+    """A qualification's allowlist group counts once it exists (the launch makes it); the
+    deployment's blocklist group is found, or made once, as the launch would."""
+    qualification = batch.required_qualification
+    ctx = launch_context(batch, qualification_type_id=(
+        (qualification.provider_ids or {}).get("prolific", "") if qualification else ""))
     provider = provider or ProlificProvider()
     facts = ProlificLaunchFacts(places=ctx.places, study_links=[
         STUDY_PAGE.format(study) for study in ProviderHit.objects.filter(batch=batch)
