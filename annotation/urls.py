@@ -20,4 +20,5 @@ urlpatterns += [  # Prolific sends participants to a batch, not a task; they ret
     path("ext/prolific/batch/<uuid:batch_uuid>/", external.prolific_batch, name="prolific_batch"),
     path("ext/prolific/batch/<uuid:batch_uuid>/done/mturk/externalSubmit",
          external.prolific_done, name="prolific_done"),
+    path("ext/prolific/hooks/", external.prolific_hook, name="prolific_hook"),
 ]

@@ -331,6 +331,13 @@ PROLIFIC_COMPLETE_URL = env_str(
 PROLIFIC_FEE_RATE = env_float("PROLIFIC_FEE_RATE", 0.3333)  # service fee on rewards and bonuses
 PROLIFIC_TIMEOUT = env_float("PROLIFIC_TIMEOUT", 20.0)
 PROLIFIC_MAX_ATTEMPTS = env_int("PROLIFIC_MAX_ATTEMPTS", 4)  # idempotent calls only
+PROLIFIC_WORKSPACE_ID = env_str("PROLIFIC_WORKSPACE_ID")  # groups, counts, pay recommendations
+PROLIFIC_CURRENCY = env_str("PROLIFIC_CURRENCY", "GBP")  # the workspace's currency (ISO 4217)
+# Hourly floor and recommendation used when Prolific's reward-recommendations cannot be asked
+PROLIFIC_MIN_HOURLY = env_decimal("PROLIFIC_MIN_HOURLY", "6.00")
+PROLIFIC_RECOMMENDED_HOURLY = env_decimal("PROLIFIC_RECOMMENDED_HOURLY", "9.00")
+PROLIFIC_HOOK_SECRET = env_str("PROLIFIC_HOOK_SECRET")  # env only; empty: hooks are refused
+PROLIFIC_HOOK_TOLERANCE = env_int("PROLIFIC_HOOK_TOLERANCE", 300)  # seconds; older is a replay
 PROVIDER_SYNC_SECONDS = env_float("PROVIDER_SYNC_SECONDS", 300.0)
 CELERY_IMPORTS = [
     "annotation.engine.tasks", "annotation.providers.tasks", "annotation.pipeline.tasks",

@@ -195,6 +195,7 @@ class PairwiseHit(ChoiceHit):
     slug = "pairwise_ab"
     version = "1"
     expected_seconds = 40
+    desktop_only = True  # the images and two responses side by side
     title = "Which response is better?"
     template = "judging/hits/pairwise_ab.html"
     payload_form = PairwisePayloadForm
@@ -305,6 +306,7 @@ class MultiTurnHit(ChoiceHit):
     slug = "multiturn_ab"
     version = "1"
     expected_seconds = 150
+    desktop_only = True  # two whole conversations side by side
     title = "Which assistant handled the conversation better?"
     template = "judging/hits/multiturn_ab.html"
     payload_form = MultiTurnPayloadForm

@@ -171,6 +171,8 @@ EXPECTED = {
     "annotation:mturk_task": ("GET", {"task_uuid": "task"}, {r: 404 for r in ROLES}),
     "annotation:prolific_batch": ("GET", {"batch_uuid": "batch"}, {r: 400 for r in ROLES}),
     "annotation:prolific_done": ("POST", {"batch_uuid": "batch"}, {r: 400 for r in ROLES}),
+    # Prolific's hooks: public, authenticated by their signature; an unsigned POST is refused.
+    "annotation:prolific_hook": ("POST", {}, {r: 403 for r in ROLES}),
 }
 
 # Admin URLs are covered by a rule: the login page is open, the rest is staff only and everyone

@@ -39,7 +39,9 @@ from annotation.models import (
     Task,
     Worker,
 )
+from annotation.providers.prolific.launch_page import upload_pay_note
 from annotation.providers.selectors import batch_costs
+from annotation.providers.services import config_for
 
 SAMPLE_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 
@@ -214,6 +216,9 @@ class BatchAdmin(BatchResultsAdminMixin, admin.ModelAdmin):
                                        "are broken: the batch's page lists them "
                                        f"({reverse('console:batch', args=[batch.uuid])}).",
                               messages.WARNING)
+        if batch.provider == "prolific":
+            note, low = upload_pay_note(batch, config_for(batch).estimated_minutes)
+            self.message_user(request, note, messages.WARNING if low else messages.INFO)
         if batch.min_seconds == 0:
             self.message_user(request, "Minimum seconds is 0: answers of any speed are "
                                        "accepted. Set it on the batch to refuse click-throughs.",

@@ -30,6 +30,9 @@ class HitType:
     #: The answer's fields a worker writes freely (a caption, an instruction, feedback): their
     #: text is checked for pasting and near-duplicates at submit. Empty: no free text.
     free_text_fields: ClassVar[tuple[str, ...]] = ()
+    #: True when the page needs a large screen (several images or turns side by side): a
+    #: marketplace that asks for devices offers the task on desktops only.
+    desktop_only: ClassVar[bool] = False
 
     def clean_options(self, options: Any) -> dict[str, Any]:
         """A batch's HIT options checked and completed with the defaults (raise

@@ -19,6 +19,7 @@ from annotation.models.engine import (
 from annotation.providers.models import (  # marketplace-side records, in the providers room
     Bonus,
     MarketplaceBatch,
+    ProlificHookEvent,
     ProviderAction,
     ProviderConfig,
     ProviderHit,
@@ -43,6 +44,7 @@ __all__ = [
     "Worker",
     "Bonus",
     "MarketplaceBatch",
+    "ProlificHookEvent",
     "ProviderAction",
     "ProviderConfig",
     "ProviderHit",

@@ -23,6 +23,7 @@ from annotation.models import (
 from annotation.providers import admin_workers  # noqa: F401  (registers the Worker admin)
 from annotation.providers.admin_batch_money import BatchMoneyViews
 from annotation.providers.costs import BudgetExceeded
+from annotation.providers.prolific.launch_page import prolific_launch_facts
 from annotation.providers.selectors import batch_costs, batch_status_counts
 from annotation.providers.services import (
     assignment_approve,
@@ -132,7 +133,9 @@ class MarketplaceBatchAdmin(BatchMoneyViews, admin.ModelAdmin):
                    "title": f"Launch “{batch.title}” on {batch.get_provider_display()}",
                    "batch": batch, "form": form, "costs": batch_costs(batch),
                    "production": production, "tasks": batch.tasks.count(),
-                   "mturk_endpoint": mturk_client.endpoint() if mturk else ""}
+                   "mturk_endpoint": mturk_client.endpoint() if mturk else "",
+                   "prolific": (prolific_launch_facts(batch)
+                                if batch.provider == "prolific" else None)}
         return render(request, "admin/annotation/marketplacebatch/launch.html", context)
 
     def _each(self, request, queryset, service, verb):

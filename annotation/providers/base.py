@@ -38,7 +38,9 @@ class RemoteSubmission:
     external_id: str
     hit_id: str
     worker_id: str
-    status: str  # "submitted" | "approved" | "rejected" | "other"
+    # "submitted" | "approved" | "rejected" | "other"; Prolific also: "active" (a place held),
+    # "returned" | "timed_out" | "screened_out" (the place went back to its pool)
+    status: str
     submitted_at: datetime | None = None
 
 
@@ -60,6 +62,11 @@ class LaunchContext:
     estimated_minutes: int = 5
     completion_code: str = ""
     production_confirmed: bool = False
+    places: int = 0  # assignments the launch publishes (one participant each on Prolific)
+    audience_filters: tuple[dict, ...] = ()  # the marketplace's own filters, by id
+    exclude_units: tuple[str, ...] = ()  # earlier batches' units whose workers are kept out
+    seconds_spent: tuple[float, ...] = ()  # measured times of the batch's submitted work
+    desktop_only: bool = False  # the HIT type needs a large screen
 
 
 class Provider:

@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.models.engine import Assignment, Batch, Task, Worker
+from annotation.providers.prolific.audience import validate_filters
 
 PROVIDERS = Worker.Provider.choices
 
@@ -49,6 +50,13 @@ class ProviderConfig(models.Model):
     )
     estimated_minutes = models.PositiveSmallIntegerField(default=5, help_text="Prolific")
     completion_code = models.CharField(max_length=32, blank=True, help_text="Prolific")
+    audience_filters = models.JSONField(
+        default=list, blank=True, validators=[validate_filters],
+        help_text="Prolific: the study's filters by id with their choices, e.g. "
+                  '[{"filter_id": "fluent-languages", "selected_values": ["19"]}]')
+    new_participants_only = models.BooleanField(
+        default=False, help_text="Prolific: keep out everyone who took an earlier batch of this "
+                                 "HIT type (distinct people across batches)")
 
     def __str__(self) -> str:
         return f"Marketplace settings of {self.batch}"
@@ -195,3 +203,16 @@ class ProviderAction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider} {self.action} {self.target} ({'ok' if self.ok else 'failed'})"
+
+
+class ProlificHookEvent(models.Model):
+    """A Prolific hook event already applied: a replay of its id is refused."""
+
+    event_id = models.CharField(max_length=128, unique=True)
+    event_type = models.CharField(max_length=64)
+    submission_id = models.CharField(max_length=128, blank=True)
+    status = models.CharField(max_length=32, blank=True)
+    received_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.event_type} {self.submission_id} {self.status}".strip()

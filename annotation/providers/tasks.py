@@ -18,6 +18,17 @@ def sync_batch(batch_id: int) -> int:
     return services.batch_sync(batch, actor="celery").seen if batch else 0
 
 
+@shared_task(name="annotation.providers.tasks.review_batch")
+def review_batch(batch_id: int) -> int:
+    """Queued by a Prolific hook saying a submission awaits review: the batch's review policy
+    runs now instead of at the next sync."""
+    batch = Batch.objects.filter(pk=batch_id).first()
+    if batch is None:
+        return 0
+    report = services.batch_review(batch, actor="hook")
+    return report.approved + report.rejected
+
+
 @shared_task(name="annotation.providers.tasks.push_qualifications")
 def push_qualifications() -> int:
     return services.qualification_push(actor="celery")

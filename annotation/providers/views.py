@@ -11,7 +11,8 @@ import re
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.http import Http404, HttpResponseBadRequest
+from django.db import transaction
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
@@ -28,7 +29,9 @@ from annotation.providers.services import (
     config_for,
     mturk_arrival_claim,
     prolific_arrival_claim,
+    prolific_hook_receive,
 )
+from annotation.providers.tasks import review_batch
 
 # Marketplace ids are short alphanumeric strings (MTurk: A1B2…; Prolific: 24 hex digits).
 MARKETPLACE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
@@ -136,3 +139,16 @@ def prolific_done(request, batch_uuid):
     code = config_for(batch).completion_code
     url = f"{settings.PROLIFIC_COMPLETE_URL}?{urlencode({'cc': code})}"
     return render(request, "annotation/prolific_complete.html", {"url": url, "batch": batch})
+
+
+@public  # authenticated by Prolific's HMAC signature, not a session (prolific_hook_receive)
+@csrf_exempt
+@require_POST
+def prolific_hook(request):
+    """Prolific's submission-status events: a returned or timed-out place releases its lease
+    at once, a submission awaiting review is reviewed now (queued after the commit)."""
+    outcome = prolific_hook_receive(body=request.body, headers=request.headers)
+    if outcome.batch_id is not None:
+        batch_id = outcome.batch_id
+        transaction.on_commit(lambda: review_batch.delay(batch_id))
+    return HttpResponse(outcome.detail, status=outcome.status, content_type="text/plain")

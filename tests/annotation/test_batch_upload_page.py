@@ -6,6 +6,7 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import Permission
+from django.contrib.messages import get_messages
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
@@ -197,3 +198,15 @@ def test_staff_without_the_batch_permissions_get_403(django_user_model):
     batch.refresh_from_db()
     assert batch.status == Batch.Status.DRAFT
 
+
+
+@pytest.mark.parametrize(("reward", "says"), [
+    ("0.25", "The launch will be refused: pay below Prolific's minimum: 3.00 per hour"),
+    ("0.60", "Pay below Prolific's recommendation: 7.20 per hour"),
+    ("1.00", "On Prolific: 12.00 per hour (5.0 min, estimated time)."),
+])
+def test_a_prolific_upload_says_the_hourly_rate_against_the_floor(admin_client_, reward, says):
+    response = _upload(admin_client_, provider="prolific", budget="50.00", reward=reward)
+    assert response.status_code == 302
+    notes = [str(m) for m in get_messages(response.wsgi_request)]
+    assert any(says in note for note in notes), notes

@@ -25,9 +25,11 @@ from .common import (
 )
 from .launch import batch_expire, batch_extend, batch_launch, batch_pause, batch_resume
 from .local_review import local_assignment_approve, local_assignment_reject, local_auto_approve
+from .prolific_hooks import HookOutcome, prolific_hook_receive
 from .review import (
     assignment_approve,
     assignment_reject,
+    batch_review,
     batch_sync,
     sync_all,
     worker_block_and_reject,
@@ -41,6 +43,9 @@ from .workers import (
 )
 
 __all__ = [
+    "HookOutcome",
+    "batch_review",
+    "prolific_hook_receive",
     "HitNotPublished",
     "mturk_arrival_claim",
     "BonusRow",

@@ -8,7 +8,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.core.clients.errors import MarketplaceError
-from annotation.models import Assignment, Batch, Qualification, Worker
+from annotation.engine.hit_types import get_hit_type
+from annotation.models import Assignment, Batch, Qualification, Task, Worker
 from annotation.providers.base import (
     LaunchContext,
     Provider,
@@ -18,6 +19,7 @@ from annotation.providers.costs import budget_check
 from annotation.providers.models import (
     ProviderAction,
     ProviderConfig,
+    ProviderHit,
 )
 from annotation.providers.selectors import batch_costs
 
@@ -100,7 +102,22 @@ def launch_context(batch: Batch, *, production_confirmed: bool = False,
         qualification_type_id=qualification_type_id,
         estimated_minutes=config.estimated_minutes, completion_code=config.completion_code,
         production_confirmed=production_confirmed,
+        places=sum(Task.objects.filter(batch=batch).values_list("max_assignments", flat=True)),
+        audience_filters=tuple(config.audience_filters or ()),
+        exclude_units=earlier_units(batch) if config.new_participants_only else (),
+        seconds_spent=tuple(Assignment.objects.filter(batch=batch, status__in=DONE)
+                            .exclude(seconds_spent=None).values_list("seconds_spent", flat=True)),
+        desktop_only=get_hit_type(batch.hit_type).desktop_only,
     )
+
+
+def earlier_units(batch: Batch) -> tuple[str, ...]:
+    """The published units of earlier batches of the same HIT type on the same marketplace:
+    their workers are kept out when a batch wants people who have not voted before."""
+    return tuple(ProviderHit.objects.filter(
+        provider=batch.provider, batch__hit_type=batch.hit_type,
+        batch__created_at__lt=batch.created_at).exclude(batch=batch).exclude(external_id="")
+        .order_by("created_at").values_list("external_id", flat=True))
 
 
 def launch_guard(batch: Batch) -> None:

@@ -1,6 +1,6 @@
 """Marketplace submissions in: sync (our record of each submission), automatic review by gold,
 and the requester's approve / reject."""
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -8,7 +8,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.core.clients.errors import MarketplaceError
+from annotation.engine.services.leases import lease_expire
 from annotation.engine.services.rejections import rejection_applied, rejection_reversed
+from annotation.engine.services.submissions import assignment_return
 from annotation.models import Assignment, Batch, Worker
 from annotation.providers.base import (
     get_provider,
@@ -18,6 +20,7 @@ from annotation.providers.models import (
     ProviderHit,
     ProviderSubmission,
 )
+from annotation.providers.prolific.statuses import RELEASES_PLACE
 from annotation.providers.services.common import (
     DONE,
     SyncReport,
@@ -54,29 +57,40 @@ def batch_sync(batch: Batch, *, actor: str = "") -> SyncReport:
             continue
         for submission in remote:
             report.seen += 1
-            flagged = _record_submission(provider.name, hit, submission)
+            flagged = record_submission(provider.name, hit, submission)
             report.flagged += int(flagged)
             report.matched += int(not flagged)
-    _review(batch, report, actor)
+    batch_review(batch, report=report, actor=actor)
     action_log(batch, provider.name, "sync", batch.title, not report.errors,
          f"seen {report.seen}, flagged {report.flagged}, approved {report.approved}, "
          f"rejected {report.rejected}", actor)
     return report
 
 
-def _record_submission(provider_name: str, hit: ProviderHit, remote) -> bool:
+_FINISHED = ("submitted", "approved", "rejected")
+
+
+def record_submission(provider_name: str, hit: ProviderHit, remote) -> bool:
+    """Our record of one marketplace submission, matched to our assignment. Work the
+    marketplace says is finished but that did not happen here (another participant, no
+    assignment, not submitted) is flagged; a place in progress or given back is not. A place
+    given back releases our lease at once (``place_release``)."""
     assignment = (Assignment.objects.select_related("worker")
                   .filter(provider_assignment_id=remote.external_id).first())
     flag = ProviderSubmission.Flag.NONE
     if assignment is None or assignment.batch_id != hit.batch_id:
-        flag, assignment = ProviderSubmission.Flag.UNKNOWN, None
+        assignment = None
+        if remote.status in _FINISHED:  # work claimed done that never happened here
+            flag = ProviderSubmission.Flag.UNKNOWN
     elif (assignment.worker.provider != provider_name
           or assignment.worker.external_id != remote.worker_id):
         flag = ProviderSubmission.Flag.WORKER_MISMATCH
         note = (f"Flagged: the marketplace says worker {remote.worker_id} submitted this, "
                 f"but {assignment.worker.external_id} worked on it here.")
         Assignment.objects.filter(pk=assignment.pk).update(review_note=note[:500])
-    elif assignment.status not in DONE:
+    elif remote.status in RELEASES_PLACE:
+        place_release(assignment, remote.status)
+    elif assignment.status not in DONE and remote.status in _FINISHED:
         flag = ProviderSubmission.Flag.NOT_SUBMITTED
     ProviderSubmission.objects.update_or_create(
         provider=provider_name, external_id=remote.external_id,
@@ -93,6 +107,19 @@ def _record_submission(provider_name: str, hit: ProviderHit, remote) -> bool:
     return flag != ProviderSubmission.Flag.NONE
 
 
+_ANY_DEADLINE = datetime(9999, 1, 1, tzinfo=UTC)
+
+
+def place_release(assignment: Assignment, remote_status: str) -> bool:
+    """The marketplace gave the place back (returned, timed out, screened out): release our
+    lease now, through the engine's own services, so the slot reopens at the same moment.
+    A lease that is no longer live (submitted here, already released) is left as it is; the
+    conditional UPDATEs make a repeat or a race with a submit or a sweep harmless."""
+    if remote_status == "timed_out":  # Prolific's deadline passed, whatever ours says
+        return lease_expire(assignment, now=_ANY_DEADLINE)
+    return assignment_return(assignment=assignment)
+
+
 def _flip(assignment: Assignment, current: str, status: str, **fields) -> bool:
     """One conditional UPDATE from ``current`` to ``status``; a rejection (or its reversal)
     moves the slot and the votes in the same transaction (``engine.services.rejections``)."""
@@ -106,10 +133,15 @@ def _flip(assignment: Assignment, current: str, status: str, **fields) -> bool:
     return bool(flipped)
 
 
-def _review(batch: Batch, report: SyncReport, actor: str) -> None:
+def batch_review(batch: Batch, *, report: SyncReport | None = None,
+                 actor: str = "") -> SyncReport:
+    """Apply the batch's review policy to its submissions awaiting review (matched, not yet
+    decided): after a sync, or as soon as a hook says a submission awaits review."""
+    require_outside_transaction()
+    report = report or SyncReport()
     config = config_for(batch)
     if config.review_policy == ProviderConfig.ReviewPolicy.MANUAL:
-        return
+        return report
     ready = (ProviderSubmission.objects
              .filter(hit__batch=batch, flag="", remote_status="submitted",
                      assignment__status=Assignment.Status.SUBMITTED)
@@ -127,6 +159,7 @@ def _review(batch: Batch, report: SyncReport, actor: str) -> None:
                                                          actor=actor or "sync"))
         except MarketplaceError as exc:
             report.errors.append(f"{submission.external_id}: {exc}")
+    return report
 
 
 def _gold_verdict(batch: Batch, worker: Worker, config: ProviderConfig) -> tuple[bool, str]:

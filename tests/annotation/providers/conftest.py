@@ -2,6 +2,7 @@
 import boto3
 import pytest
 from botocore.stub import Stubber
+from django.core.cache import cache
 
 from annotation.core.clients import mturk as mturk_client
 from annotation.providers import prolific as prolific_module
@@ -39,5 +40,6 @@ def prolific(settings, https_base, monkeypatch):
         settings.PROLIFIC_BASE_URL = fake.base_url
         settings.PROLIFIC_API_TOKEN = TOKEN
         fake.sleeps = []
+        cache.clear()  # Prolific's pay recommendation is cached between launches
         monkeypatch.setattr(prolific_module, "sleep", fake.sleeps.append)
         yield fake

@@ -5,6 +5,11 @@ can assert what was sent. ``drop_next_pay`` closes the connection on the next bo
 after recording it, like a network failure after the money moved. ``faults`` answers the next
 requests, whatever they are, before they reach the API: ``"drop"`` (connection closed), a
 status code, or ``(status, headers)``.
+
+Audience, pay and groups: ``filters`` is the filter catalogue, ``eligible`` the count the
+eligibility-count endpoint answers (the last filters asked about are in ``counted``),
+``reward_recommendation`` the hourly rates in minor units, ``groups`` the participant groups
+(id -> {"id", "name", "members": set}).
 """
 import itertools
 import json
@@ -25,6 +30,18 @@ class FakeProlific:
         self.requests: list[tuple[str, str, dict | None]] = []
         self.drop_next_pay = False
         self.faults: list = []
+        self.filters = [
+            {"filter_id": "approval_rate", "title": "Approval rate", "type": "range",
+             "question": "Approval rate"},
+            {"filter_id": "fluent-languages", "title": "Fluent languages", "type": "select",
+             "question": "Which of the following languages are you fluent in?",
+             "choices": {"19": "English", "20": "French"}},
+        ]
+        self.eligible = 5000
+        self.counted: list = []
+        self.reward_recommendation = {"currency": "GBP", "min_reward_per_hour": 600,
+                                      "recommended_reward_per_hour": 900}
+        self.groups: dict[str, dict] = {}
         self._ids = itertools.count(1)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.base_url = f"http://127.0.0.1:{self._server.server_port}/api/v1/"
@@ -46,9 +63,15 @@ class FakeProlific:
     def calls(self, method, prefix=""):
         return [r for r in self.requests if r[0] == method and r[1].startswith(prefix)]
 
+    def group_named(self, name):
+        return next((g for g in self.groups.values() if g["name"] == name), None)
+
     # --- request handling -------------------------------------------------------------------
     def handle(self, method, path, query, body):
         parts = [p for p in path.split("/") if p][2:]  # drop api/v1
+        answer = self._audience(method, parts, body)
+        if answer is not None:
+            return answer
         if parts == ["studies"] and method == "GET":
             return 200, {"results": list(self.studies.values())}
         if parts == ["studies"] and method == "POST":
@@ -92,6 +115,33 @@ class FakeProlific:
             return 202, {}
         return 404, {"error": f"no route {method} {path}"}
 
+    def _audience(self, method, parts, body):
+        """Filters, eligible counts, reward recommendations and participant groups."""
+        if parts == ["filters"] and method == "GET":
+            return 200, {"results": self.filters}
+        if parts == ["eligibility-count"] and method == "POST":
+            self.counted.append(body.get("filters"))
+            return 200, {"count": self.eligible}
+        if parts == ["reward-recommendations"] and method == "GET":
+            return 200, [self.reward_recommendation]
+        if parts == ["participant-groups"] and method == "GET":
+            return 200, {"results": [{"id": g["id"], "name": g["name"]}
+                                     for g in self.groups.values()]}
+        if parts == ["participant-groups"] and method == "POST":
+            group = {"id": f"group{next(self._ids)}", "name": body["name"], "members": set()}
+            self.groups[group["id"]] = group
+            return 201, {"id": group["id"], "name": group["name"]}
+        if (len(parts) == 3 and parts[0] == "participant-groups"
+                and parts[2] == "participants" and method in ("POST", "DELETE")):
+            group = self.groups.get(parts[1])
+            if group is None:
+                return 404, {"error": "no such group"}
+            ids = set(body["participant_ids"])
+            group["members"] = (group["members"] | ids if method == "POST"
+                                else group["members"] - ids)
+            return 200, {"results": sorted(group["members"])}
+        return None
+
     def _handler(self):
         fake = self
 
@@ -132,5 +182,8 @@ class FakeProlific:
 
             def do_POST(self):
                 self._serve("POST")
+
+            def do_DELETE(self):
+                self._serve("DELETE")
 
         return Handler

@@ -139,11 +139,12 @@ def test_worker_admin_blocks_and_unblocks_on_the_marketplace(mturk, admin_client
     assert ProviderAction.objects.filter(action="block", ok=False).count() == 1
 
 
-def test_blocking_a_prolific_worker_is_ours_only_and_logs_no_marketplace_block(admin_client_):
+def test_blocking_a_prolific_worker_puts_them_in_the_blocklist_group(admin_client_, prolific):
     participant = worker_for_external("prolific", "5f0c0ffee0c0ffee0c0ffee0")
     notes = run_action(admin_client_, "worker", "block", [participant])
     assert notes == ["1 worker(s) blocked."] and Worker.objects.get(pk=participant.pk).blocked
-    assert not ProviderAction.objects.filter(action="block").exists()  # Prolific has no call
+    assert prolific.group_named("vlmeval-blocklist")["members"] == {participant.external_id}
+    assert ProviderAction.objects.get(action="block").ok
 
 
 def test_qualification_grant_admin_revokes_and_the_push_takes_it_back(mturk, admin_client_):

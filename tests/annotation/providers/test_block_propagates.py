@@ -7,6 +7,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.core.background import wait_for_jobs
+from annotation.core.clients.errors import MarketplaceError
 from annotation.engine.services.claims import task_claim_specific
 from annotation.engine.services.submissions import assignment_submit
 from annotation.engine.services.workers import worker_block, worker_for_external
@@ -108,15 +109,31 @@ def test_an_auto_block_the_marketplace_refuses_is_logged_for_a_retry(mturk):
     assert services.worker_marketplace_block(worker, actor="ops") is True
 
 
-def test_prolific_and_local_workers_are_blocked_here_only(admin_client_, mturk):
+def test_prolific_block_and_unblock_keep_the_blocklist_group_in_sync(prolific):
     participant = worker_for_external("prolific", "P1")
-    services.provider_worker_block(participant, reason="Spam", actor="ops")  # no call at all
+    services.provider_worker_block(participant, reason="Spam", actor="ops")
     assert Worker.objects.get(pk=participant.pk).blocked
-    assert not ProviderAction.objects.exists()
-    assert marketplace_block_state(participant) == ("n/a (Prolific has no worker block)", False)
-    # An unblocked worker's queued block is not sent (unblocked before the job ran).
+    assert prolific.group_named("vlmeval-blocklist")["members"] == {"P1"}
+    assert marketplace_block_state(participant) == ("blocked", False)
     services.provider_worker_unblock(participant, actor="ops")
+    assert prolific.group_named("vlmeval-blocklist")["members"] == set()
+    assert len(prolific.groups) == 1  # one blocklist group per deployment, found again by name
+    # An unblocked worker's queued block is not sent (unblocked before the job ran).
     assert services.worker_marketplace_block(participant) is False
+
+
+def test_a_failed_prolific_block_is_visible_and_the_retry_fills_the_group(prolific):
+    participant = worker_for_external("prolific", "P2")
+    prolific.faults = [503] * 8  # the group look-up fails on every attempt
+    with pytest.raises(MarketplaceError):
+        services.provider_worker_block(participant, reason="Spam", actor="ops")
+    assert Worker.objects.get(pk=participant.pk).blocked  # our own block holds
+    state, needs_retry = marketplace_block_state(Worker.objects.get(pk=participant.pk))
+    assert state.startswith("block FAILED") and needs_retry
+    prolific.faults = []
+    assert services.worker_marketplace_block(participant, actor="ops") is True
+    assert prolific.group_named("vlmeval-blocklist")["members"] == {"P2"}
+    assert marketplace_block_state(Worker.objects.get(pk=participant.pk)) == ("blocked", False)
 
 
 def test_the_change_form_cannot_block_around_the_service(admin_client_):

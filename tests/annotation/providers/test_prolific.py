@@ -87,9 +87,12 @@ def test_sync_pages_through_submissions_and_approves_or_flags(prolific, client):
         submit_via_pages(client, arrive(client, batch, pid, session, study))
     prolific.add_submission(study, "SESS1", "PID1")
     prolific.add_submission(study, "SESS2", "PIDX")  # Prolific disagrees about the participant
-    prolific.add_submission(study, "SESS3", "PID3", status="RETURNED")
+    prolific.add_submission(study, "SESS3", "PID3", status="RETURNED")  # never came here
+    prolific.add_submission(study, "SESS4", "PID4")  # "done" there, unknown here
     report = services.batch_sync(batch)
-    assert (report.seen, report.flagged, report.approved) == (3, 2, 1)
+    assert (report.seen, report.flagged, report.approved) == (4, 2, 1)
+    assert ProviderSubmission.objects.get(external_id="SESS3").flag == ""  # a place given back
+    assert ProviderSubmission.objects.get(external_id="SESS4").flag == "unknown"
     assert [r[1] for r in prolific.calls("GET", f"/api/v1/studies/{study}/submissions/")] == [
         f"/api/v1/studies/{study}/submissions/"] * 2  # page 1, then the next link
     assert prolific.submissions[study][0]["status"] == "APPROVED"

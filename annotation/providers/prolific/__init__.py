@@ -1,5 +1,12 @@
 """Prolific provider over its REST API (httpx). One study per batch; one task per session.
 
+The audience of a study is its filters (the batch's chosen filters, the approval rate, the
+deployment's blocklist group, the required qualification's allowlist group, and earlier
+studies' participants when the batch wants new people); a launch is refused when fewer
+participants are eligible than places, or when the pay is below Prolific's hourly minimum.
+Blocks and qualifications are participant groups (``groups``), statuses and review rules are
+in ``statuses``, pay in ``pay``, hook signatures in ``signing``.
+
 Participants arrive at our batch URL with ``PROLIFIC_PID``, ``STUDY_ID`` and ``SESSION_ID``
 (the submission id), do one task, and are sent back with the study's completion code.
 Prolific's bonus *pay* call is not idempotent, so the bonus service claims the bonus row before
@@ -18,6 +25,7 @@ from decimal import Decimal
 
 import httpx
 from django.conf import settings
+from django.core.cache import cache
 from django.urls import reverse
 
 from annotation.core.clients.errors import MarketplaceError, NotSupported
@@ -32,18 +40,19 @@ from annotation.providers.base import (
     register,
 )
 from annotation.providers.costs import FeeSchedule
+from annotation.providers.prolific import statuses
+from annotation.providers.prolific.pay import PayCheck, pay_check
 
 # A rate is not stored, so its places are ours: 6 takes any percentage to 4 decimals.
 FEE_RATE = MoneyField("Prolific fee rate (PROLIFIC_FEE_RATE)", limit_setting="MAX_FEE_RATE",
                       places=6, field="PROLIFIC_FEE_RATE")
 
-_STATUS = {"AWAITING REVIEW": "submitted", "APPROVED": "approved", "REJECTED": "rejected"}
 _URL_PARAMS = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
 _IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE"})
 _BACKOFF_BASE_S = 0.5
 _BACKOFF_MAX_S = 30.0
-_REJECT_PAD = (" Your submission did not meet the study's quality checks, which are described in"
-               " the instructions. Thank you for your time.")
+BLOCKLIST_GROUP = "vlmeval-blocklist"  # one per deployment (workspace)
+RECOMMENDATIONS_TTL_S = 3600
 
 
 sleep: Callable[[float], None] = time.sleep  # tests replace it
@@ -58,6 +67,7 @@ class ProlificProvider(Provider):
     name = "prolific"
     paid = True
     bonus_idempotent = False
+    can_block = True  # through the deployment's blocklist participant group
 
     def __init__(self, http: httpx.Client | None = None):
         self._http = http
@@ -113,6 +123,109 @@ class ProlificProvider(Provider):
         if not ctx.completion_code:
             raise MarketplaceError("The batch has no completion code.")
         self.http()
+        check = self.pay_check(ctx)
+        if check.below_minimum:
+            raise MarketplaceError(check.refusal())
+        if ctx.places:
+            eligible = self.eligible_count(self.study_filters(ctx))
+            if eligible < ctx.places:
+                raise MarketplaceError(
+                    f"Audience too small: {eligible} participants on Prolific match the "
+                    f"batch's filters, and the study needs {ctx.places} places. Widen the "
+                    "filters or ask for fewer votes.")
+
+    # --- audience -------------------------------------------------------------------------
+    def study_filters(self, ctx: LaunchContext) -> list[dict]:
+        """The study's filters: the batch's own (by Prolific filter id), the approval rate,
+        the blocklist, the qualification's allowlist, earlier studies' participants out."""
+        filters = [dict(f) for f in ctx.audience_filters]
+        chosen = {f.get("filter_id") for f in filters}
+        if ctx.min_approval_rate is not None and "approval_rate" not in chosen:
+            filters.append({"filter_id": "approval_rate",
+                            "selected_range": {"lower": ctx.min_approval_rate, "upper": 100}})
+        filters.append({"filter_id": "participant_group_blocklist",
+                        "selected_values": [self.blocklist_group()]})
+        if ctx.qualification_type_id:
+            filters.append({"filter_id": "participant_group_allowlist",
+                            "selected_values": [ctx.qualification_type_id]})
+        if ctx.exclude_units:
+            filters.append({"filter_id": "previous_studies_blocklist",
+                            "selected_values": list(ctx.exclude_units)})
+        return filters
+
+    def eligible_count(self, filters: list[dict]) -> int:
+        answer = self._request("POST", "eligibility-count/", json={
+            "filters": filters, "workspace_id": settings.PROLIFIC_WORKSPACE_ID},
+            idempotent=True)  # a count changes nothing
+        return int(answer.get("count", 0))
+
+    def search_filters(self, keyword: str) -> list[dict]:
+        """Prolific's filters whose title or question mentions ``keyword`` (for choosing)."""
+        keyword = keyword.strip().lower()
+        return [f for f in self._request("GET", "filters/").get("results", [])
+                if keyword in f"{f.get('title', '')} {f.get('question', '')}".lower()]
+
+    # --- pay ------------------------------------------------------------------------------
+    def reward_recommendation(self) -> tuple[Decimal, Decimal]:
+        """(minimum, recommended) hourly rate in the workspace currency's major unit, from
+        Prolific (cached an hour), else from the settings when Prolific cannot be asked."""
+        currency = settings.PROLIFIC_CURRENCY
+        key = f"prolific:reward-recommendation:{currency}"
+        cached = cache.get(key)
+        if cached is not None:
+            return Decimal(cached[0]), Decimal(cached[1])
+        try:
+            answer = self._request("GET", "reward-recommendations/", params={
+                "workspace_id": settings.PROLIFIC_WORKSPACE_ID, "currency": currency})
+            rows = answer if isinstance(answer, list) else answer.get("results", [])
+            first = rows[0]  # Prolific: the first is the most recent
+            # in minor units per hour, like study rewards
+            pair = (Decimal(first["min_reward_per_hour"]) / 100,
+                    Decimal(first["recommended_reward_per_hour"]) / 100)
+        except (MarketplaceError, LookupError, TypeError, ValueError, ArithmeticError):
+            return (Decimal(str(settings.PROLIFIC_MIN_HOURLY)),
+                    Decimal(str(settings.PROLIFIC_RECOMMENDED_HOURLY)))
+        cache.set(key, [str(pair[0]), str(pair[1])], RECOMMENDATIONS_TTL_S)
+        return pair
+
+    def pay_check(self, ctx: LaunchContext) -> PayCheck:
+        minimum, recommended = self.reward_recommendation()
+        return pay_check(reward=ctx.reward, estimated_minutes=ctx.estimated_minutes,
+                         seconds_spent=list(ctx.seconds_spent), minimum=minimum,
+                         recommended=recommended)
+
+    # --- participant groups: blocklist per deployment, allowlist per qualification ---------
+    def _group(self, name: str) -> str:
+        params = {"workspace_id": settings.PROLIFIC_WORKSPACE_ID}
+        for group in self._request("GET", "participant-groups/", params=params).get(
+                "results", []):
+            if group.get("name") == name:
+                return group["id"]
+        return self._request("POST", "participant-groups/", json={**params, "name": name})["id"]
+
+    def blocklist_group(self) -> str:
+        return self._group(BLOCKLIST_GROUP)
+
+    def _members(self, method: str, group_id: str, participant_id: str) -> None:
+        # adding or removing a member twice leaves the same group: safe to retry
+        self._request(method, f"participant-groups/{group_id}/participants/",
+                      json={"participant_ids": [participant_id]}, idempotent=True)
+
+    def block(self, worker_id: str, reason: str) -> None:
+        self._members("POST", self.blocklist_group(), worker_id)
+
+    def unblock(self, worker_id: str, reason: str = "") -> None:
+        self._members("DELETE", self.blocklist_group(), worker_id)
+
+    def ensure_qualification_type(self, name: str, description: str) -> str:
+        return self._group(f"vlmeval-qualified: {name}"[:100])
+
+    def grant_qualification(self, qualification_type_id: str, worker_id: str) -> None:
+        self._members("POST", qualification_type_id, worker_id)
+
+    def revoke_qualification(self, qualification_type_id: str, worker_id: str,
+                             reason: str) -> None:
+        self._members("DELETE", qualification_type_id, worker_id)
 
     def launch_units(self, batch, tasks) -> list[HitSpec]:
         url = settings.PUBLIC_BASE_URL.rstrip("/") + reverse(
@@ -143,7 +256,9 @@ class ProlificProvider(Provider):
                 "total_available_places": spec.max_assignments,
                 "estimated_completion_time": ctx.estimated_minutes,
                 "reward": int(Decimal(ctx.reward) * 100),
-                "device_compatibility": ["desktop", "tablet", "mobile"],
+                "device_compatibility": (["desktop"] if ctx.desktop_only
+                                         else ["desktop", "tablet", "mobile"]),
+                "filters": self.study_filters(ctx),
             })
         if study.get("status", "UNPUBLISHED") == "UNPUBLISHED":
             self._transition(study["id"], "PUBLISH")
@@ -173,7 +288,7 @@ class ProlificProvider(Provider):
                 yield RemoteSubmission(
                     external_id=s["id"], hit_id=hit_id,
                     worker_id=s.get("participant_id") or s.get("participant", ""),
-                    status=_STATUS.get(s.get("status", ""), "other"),
+                    status=statuses.normalised(s.get("status", "")),
                     submitted_at=s.get("completed_at"),
                 )
             path = ((page.get("_links") or {}).get("next") or {}).get("href") or ""
@@ -186,10 +301,14 @@ class ProlificProvider(Provider):
         self._request("POST", f"submissions/{assignment_id}/transition/",
                       json={"action": "APPROVE"}, idempotent=True)
 
-    def reject(self, assignment_id: str, reason: str) -> None:
-        message = reason if len(reason) >= 100 else (reason + _REJECT_PAD)
+    def reject(self, assignment_id: str, reason: str, *, category: str = "FAILED_CHECK") -> None:
+        """Checked against Prolific's rules first: a refusal is raised before any call."""
+        try:
+            message, category = statuses.rejection_message(reason, category)
+        except statuses.RejectionRefused as exc:
+            raise MarketplaceError(str(exc), definite=True) from exc
         self._request("POST", f"submissions/{assignment_id}/transition/", json={
-            "action": "REJECT", "message": message, "rejection_category": "FAILED_CHECK"})
+            "action": "REJECT", "message": message, "rejection_category": category})
 
     def send_bonus(self, *, worker_id: str, assignment_id: str, amount: Decimal, reason: str,
                    token: str, hit_id: str = "") -> str:
