@@ -14,6 +14,7 @@ urlpatterns = [
          name="eval-score-leaderboard"),
     path("judges/", api.JudgesView.as_view(), name="eval-judges"),
     path("majorities/", api.MajoritiesView.as_view(), name="eval-majorities"),
+    path("kit/", submissions_api.KitDownload.as_view(), name="eval-kit"),
     path("submissions/", submissions_api.SubmissionListCreate.as_view(),
          name="eval-submissions"),
     path("submissions/<uuid:submission_uuid>/", submissions_api.SubmissionDetail.as_view(),

@@ -98,9 +98,12 @@ def detail_rate(strength: float) -> float:
 @transaction.atomic
 def _users():
     User = get_user_model()
-    groups = {n: Group.objects.get_or_create(name=n)[0] for n in ("annotator", "analyst")}
+    groups = {n: Group.objects.get_or_create(name=n)[0]
+              for n in ("annotator", "analyst", "submitter")}
+    # sam submits models: kit → submission → the stand-in judge → the board (make demo)
     specs = [("admin", True, None), ("analyst", False, "analyst"),
-             ("anna", False, "annotator"), ("ben", False, "annotator")]
+             ("anna", False, "annotator"), ("ben", False, "annotator"),
+             ("sam", False, "submitter")]
     users = {}
     for name, staff, group in specs:
         user, created = User.objects.get_or_create(

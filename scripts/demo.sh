@@ -16,6 +16,9 @@ if [ -z "${DEMO_JUDGE_BASE_URL:-}" ]; then
   STAND_IN_PID=$!
   trap 'kill $STAND_IN_PID 2>/dev/null || true' EXIT
 fi
+# Submissions open against the stand-in reference-backed judge (judging/judges/demo.py), so the
+# demo's submitter (sam) walks kit -> submission -> judged -> board.
+export SUBMISSION_JUDGE="${SUBMISSION_JUDGE:-Stand-in reference-backed judge}"
 .venv/bin/python manage.py migrate --noinput -v0
 .venv/bin/python manage.py collectstatic --noinput -v0
 .venv/bin/python manage.py load_demo
@@ -25,6 +28,7 @@ cat <<MSG
     annotator pages   http://127.0.0.1:8000/            (anna / ben)
     admin             http://127.0.0.1:8000/admin/      (admin)
     leaderboards      http://127.0.0.1:8000/eval/leaderboard/        (analyst; pairwise and scores)
+    submit a model    http://127.0.0.1:8000/eval/submit/             (sam: benchmark kit, upload, own rank)
     judge runs        http://127.0.0.1:8000/eval/judges/             (analyst)
     agreement reports http://127.0.0.1:8000/reports/                 (analyst)
     pipeline          http://127.0.0.1:8000/pipeline/                (admin)

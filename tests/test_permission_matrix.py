@@ -65,6 +65,8 @@ EXPECTED = {
     "eval-model-set-reference": ("POST", {"name": "model_name"}, _post_only(ADMIN_API)),
     "eval-score-leaderboard": ("GET", {}, ANALYST_API),
     "eval-submissions": ("GET", {}, SUBMITTER_API),
+    # The benchmark kit: submitters (tests/judging/submissions/test_kit.py) and analysts.
+    "eval-kit": ("GET", {}, ANALYST_API),
     "eval-submission": ("GET", {"submission_uuid": ANY_UUID}, SUBMITTER_API),
     # Agreement API (analysts may start reports and metric runs; probed with GET only).
     "agreement-report-list": ("GET", {}, ANALYST_API),
@@ -112,6 +114,8 @@ EXPECTED = {
     # Public submission of new models (submitters).
     "judging:submit": ("GET", {}, SUBMITTER_PAGE),
     "judging:submission": ("GET", {"submission_uuid": ANY_UUID}, SUBMITTER_PAGE),
+    "judging:kit": ("GET", {}, ANALYST_PAGE),  # and submitters (tests/judging/submissions)
+    "judging:my_board": ("GET", {}, SUBMITTER_PAGE),
     "judging:submission_status": ("GET", {"submission_uuid": ANY_UUID}, SUBMITTER_PAGE),
     # Agreement reports.
     "agreement:report_list": ("GET", {}, ANALYST_PAGE),

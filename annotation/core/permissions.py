@@ -35,16 +35,19 @@ def user_roles(user) -> set[str]:
     return roles
 
 
-def _role_required(role: str):
+def _role_required(role: str, *also: str):
+    """Signed in and holding ``role`` (or one of ``also``)."""
+    roles = {role, *also}
+
     def decorator(view):
         @login_required
         @wraps(view)
         def wrapped(request, *args, **kwargs):
-            if role not in user_roles(request.user):
-                raise PermissionDenied(f"This page needs the {role} role.")
+            if not roles & user_roles(request.user):
+                raise PermissionDenied(f"This page needs the {' or '.join(sorted(roles))} role.")
             return view(request, *args, **kwargs)
 
-        wrapped.required_role = role
+        wrapped.required_role = "|".join(sorted(roles))
         return wrapped
 
     return decorator
@@ -54,6 +57,8 @@ annotator_required = _role_required(ANNOTATOR)
 analyst_required = _role_required(ANALYST)
 submitter_required = _role_required(SUBMITTER)
 admin_required = _role_required("admin")
+# The benchmark kit: what submitters answer and analysts read (admins are analysts too).
+kit_reader_required = _role_required(SUBMITTER, ANALYST)
 
 
 def public(view):
@@ -75,6 +80,13 @@ class IsAnalyst(BasePermission):
 class IsSubmitter(BasePermission):
     def has_permission(self, request, view) -> bool:
         return SUBMITTER in user_roles(request.user)
+
+
+class IsKitReader(BasePermission):
+    """Submitters and analysts (admins included): the benchmark kit."""
+
+    def has_permission(self, request, view) -> bool:
+        return bool({SUBMITTER, ANALYST} & user_roles(request.user))
 
 
 class IsAnnotator(BasePermission):

@@ -31,6 +31,9 @@ from .services import default_items, judge_run_execute, judge_run_start
 STAND_IN_URL = "http://127.0.0.1:8765/v1"
 STAND_IN_NOTE = ("STAND-IN judge: a bundled loopback server whose verdicts are derived from a "
                  "hash of the prompt (tests/support/fake_openai.py). Not a real model.")
+# make demo opens submissions against this one (scripts/demo.sh sets SUBMISSION_JUDGE): it
+# compares a submitted answer with the verified reference, as VisIT-Bench's evaluation does.
+SUBMISSION_JUDGE = "Stand-in reference-backed judge"
 KINDS = [(Judge.Kind.PAIRWISE, "Stand-in pairwise judge"),
          (Judge.Kind.PAIRWISE_REFERENCE, "Stand-in reference-backed judge"),
          (Judge.Kind.PAIRWISE_VLM, "Stand-in VLM judge"),

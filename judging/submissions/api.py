@@ -1,17 +1,22 @@
-"""Submissions through the API: a submitter posts a predictions file (multipart) and polls
-its status. Same service and rules as the page."""
+"""Submissions through the API: a submitter downloads the benchmark kit, posts a predictions
+file (multipart) and polls its status. Same services and rules as the pages."""
+import json
+
 from django.conf import settings
-from drf_spectacular.utils import extend_schema, inline_serializer
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.parsers import MultiPartParser
+from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.core.permissions import IsSubmitter
+from annotation.core.permissions import IsKitReader, IsSubmitter
 
 from .models import Submission
 from .services import SubmissionRefused, submission_create
+from .views import kit_response
 
 
 class SubmissionSerializer(serializers.ModelSerializer):
@@ -77,3 +82,25 @@ class SubmissionDetail(APIView):
         if submission is None:
             raise NotFound("No such submission")
         return Response(SubmissionSerializer(submission).data)
+
+
+class ZipRenderer(BaseRenderer):
+    """Lets a client ask for ``Accept: application/zip``; the kit itself is a FileResponse,
+    so this renders only refusals (as JSON text)."""
+    media_type, format, charset = "application/zip", "zip", None
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return json.dumps(data).encode()
+
+
+class KitDownload(APIView):
+    permission_classes = [IsKitReader]
+    renderer_classes = [JSONRenderer, ZipRenderer]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("images", str, description="0: leave the image files out")],
+        responses={(200, "application/zip"): OpenApiTypes.BINARY})
+    def get(self, request):
+        """The benchmark kit (zip): items with their item_id, instructions, turns, image URLs
+        and stored image files, and a predictions template per accepted format."""
+        return kit_response(request)

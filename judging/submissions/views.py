@@ -1,23 +1,36 @@
-"""Submitter pages: the upload form with my submissions, and one submission's status (which
-updates itself while the judge works). Views parse, authorize, call one service, render."""
+"""Submitter pages: the upload form with my submissions, one submission's status (which
+updates itself while the judge works), the benchmark kit and my models on the board. Views
+parse, authorize, call one service, render."""
+import tempfile
+
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.http import Http404, JsonResponse
+from django.http import FileResponse, Http404, JsonResponse
 from django.shortcuts import redirect, render
+from django.utils.html import escape
 
+from annotation.core.http import request_text
 from annotation.core.jobs import JobsBusy
-from annotation.core.permissions import submitter_required
+from annotation.core.permissions import kit_reader_required, submitter_required
 
+from .. import rating_cache, thin_data
+from ..selectors import submitted_model_names
+from .kit import benchmark_instances, kit_write
 from .models import Submission
+from .selectors import my_board_sources, my_model_names, my_rows
 from .services import SubmissionRefused, submission_create, submission_judge
+
+KIT_NAME = "benchmark-kit.zip"
 
 
 class SubmissionForm(forms.Form):
     name = forms.CharField(max_length=80, help_text="Your model's name; a resubmission of the "
                            "same name becomes its next version")
-    file = forms.FileField(help_text="VisIT-Bench submission CSV (one '<model> prediction' "
-                           "column) or JSONL (one object per line with 'prediction')")
+    # Django renders help text as HTML: escaped here, so "<model>" shows instead of vanishing.
+    file = forms.FileField(help_text=escape(
+        "The benchmark kit's predictions template, filled in (.csv or .jsonl; rows matched by "
+        "item_id), or a VisIT-Bench submission CSV (one '<model> prediction' column)"))
     human_eval = forms.BooleanField(required=False, label="Also request a human evaluation "
                                     "(5 crowd votes per instance against a random existing "
                                     "model; an admin approves it)")
@@ -84,3 +97,38 @@ def submission_status(request, submission_uuid):
 @submitter_required
 def submission_status_json(request, submission_uuid):
     return JsonResponse(_progress(_mine(request, submission_uuid)))
+
+
+def kit_response(request) -> FileResponse:
+    """The kit of today's benchmark, built in a temporary file and streamed from it (the
+    file is deleted when the response closes it). ``?images=0`` leaves the image files out."""
+    out = tempfile.TemporaryFile()
+    try:
+        kit_write(out, benchmark_instances(), include_images=request.GET.get("images") != "0")
+        out.seek(0)
+    except BaseException:
+        out.close()
+        raise
+    return FileResponse(out, as_attachment=True, filename=KIT_NAME,
+                        content_type="application/zip")
+
+
+@kit_reader_required
+def kit_download(request):
+    return kit_response(request)
+
+
+@submitter_required
+def my_board(request):
+    """My models' rows and ranks on a board their submissions are judged on."""
+    sources = my_board_sources(request.user)
+    judge = request_text(request.GET, "judge", max_length=200) or (sources[0] if sources else "")
+    if judge and judge not in sources:
+        raise Http404("None of your models is judged on that board.")
+    board = rating_cache.leaderboard_page(judge)["board"] if judge else None
+    rows = my_rows(board.rows, my_model_names(request.user)) if board else []
+    return render(request, "judging/submissions/my_board.html", {
+        "judge": judge, "sources": sources, "board": board, "rows": rows,
+        "ranked": len(board.ranked_rows) if board else 0, "params": {"judge": judge},
+        "submitted": submitted_model_names(), "min_matches": board.min_matches if board else 0,
+        "provisional_note": thin_data.provisional_note(board.min_matches) if board else ""})
