@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from annotation.engine.hit_types import HitType, register
 
+from . import hit_inputs
 from .hit_choices import (
     ChoiceOptionsForm,
     check_choice,
@@ -190,6 +191,8 @@ class PairwiseHit(ChoiceHit):
     title = "Which response is better?"
     template = "judging/hits/pairwise_ab.html"
     payload_form = PairwisePayloadForm
+    export_columns = {name: "text" for name in (
+        "instruction", "image_urls", "model_a", "model_b", "response_a", "response_b")}
     shortcuts = [("1 / A", "choose Response A"), ("2 / B", "choose Response B"),
                  ("3 / T", "tie (where offered)"), ("4", "both bad (where offered)"),
                  ("Enter", "submit")]
@@ -203,6 +206,9 @@ class PairwiseHit(ChoiceHit):
          "model_a": "llava-1.5-13b", "response_a": "Plums, with 9.",
          "model_b": "instructblip-vicuna-7b", "response_b": "Apples, with 6."},
     ]
+
+    def export_inputs(self, tasks):
+        return hit_inputs.pairwise_inputs(tasks)
 
     def page_context(self, task):
         payload = task.payload
@@ -300,6 +306,9 @@ class MultiTurnHit(ChoiceHit):
     title = "Which assistant handled the conversation better?"
     template = "judging/hits/multiturn_ab.html"
     payload_form = MultiTurnPayloadForm
+    export_columns = {name: "text" for name in ("image_urls", "model_a", "model_b", *(
+        f"{turn}.{key}" for turn in TURN_FIELDS
+        for key in ("instruction", "response_a", "response_b")))}
     shortcuts = [("1 / A", "Assistant A for the highlighted question"),
                  ("2 / B", "Assistant B for the highlighted question"),
                  ("3 / T", "tie (where offered)"), ("4", "both bad (where offered)"),
@@ -326,6 +335,9 @@ class MultiTurnHit(ChoiceHit):
               "response_a": "Plums lead at 9; limes trail at 3.",
               "response_b": "Four kinds of fruit."}]},
     ]
+
+    def export_inputs(self, tasks):
+        return hit_inputs.multiturn_inputs(tasks)
 
     def _turns(self, task) -> tuple[list[dict], list[dict]]:
         payload = task.payload
@@ -438,6 +450,9 @@ class RubricHit(RatingHit):
     title = "Score the response with the rubric"
     template = "judging/hits/rubric_score.html"
     payload_form = RubricPayloadForm
+    export_columns = {name: "text" for name in (
+        "instruction", "image_urls", "model", "response", "criteria",
+        *(f"score{i}" for i in range(1, 6)), "reference_answer")}
     answer_form = RubricAnswerForm
     shortcuts = [("1–5", "choose the score"), ("Enter", "submit (outside the feedback box)")]
     free_text_fields = ("feedback",)
@@ -452,6 +467,9 @@ class RubricHit(RatingHit):
          "criteria": "Does the answer describe the house and nothing that is not there?",
          **_LEVELS},
     ]
+
+    def export_inputs(self, tasks):
+        return hit_inputs.rubric_inputs(tasks)
 
     def page_context(self, task):
         from annotation.models import ScoreRubric
@@ -566,6 +584,10 @@ class FeedbackHit(ChoiceHit):
     title = "Which feedback is better?"
     template = "judging/hits/feedback_ab.html"
     payload_form = FeedbackPayloadForm
+    export_columns = {
+        **{name: "text" for name in ("instruction", "image_urls", "model", "response")},
+        "source_a": "text", "score_a": "float", "feedback_a": "text",
+        "source_b": "text", "score_b": "float", "feedback_b": "text"}
     shortcuts = [("1 / A", "choose Feedback A"), ("2 / B", "choose Feedback B"),
                  ("3 / T", "tie (where offered)"), ("4", "both bad (where offered)"),
                  ("Enter", "submit")]
@@ -584,6 +606,9 @@ class FeedbackHit(ChoiceHit):
          "source_b": "prometheus-vision-13b", "score_b": 5,
          "feedback_b": "Every part of the house is described."},
     ]
+
+    def export_inputs(self, tasks):
+        return hit_inputs.feedback_inputs(tasks)
 
     def page_context(self, task):
         payload = task.payload

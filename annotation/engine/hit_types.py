@@ -30,6 +30,10 @@ class HitType:
     #: The answer's fields a worker writes freely (a caption, an instruction, feedback): their
     #: text is checked for pasting and near-duplicates at submit. Empty: no free text.
     free_text_fields: ClassVar[tuple[str, ...]] = ()
+    #: The ``input.*`` columns a results export gives this type's tasks (name → kind:
+    #: ``text``, ``int``, ``float``), filled by ``export_inputs``. The default: the payload as
+    #: stored, one JSON cell.
+    export_columns: ClassVar[dict[str, str]] = {"payload": "text"}
 
     def clean_options(self, options: Any) -> dict[str, Any]:
         """A batch's HIT options checked and completed with the defaults (raise
@@ -118,6 +122,14 @@ class HitType:
         """Hook run inside the transaction that rejects the assignment (``rejected``) or
         reverses its rejection: whatever the work produced leaves every count, or comes back
         (a rating HIT marks its votes, ``judging.services.judgments.rejection``)."""
+
+    def export_inputs(self, tasks: list) -> dict[int, dict[str, Any]]:
+        """What each task showed its worker, ``{task.pk: {column: value}}`` over
+        ``export_columns`` (a missing column is empty), for the results export's ``input.*``
+        columns (MTurk's ``Input.*``). Called once per chunk of tasks: a type whose payload
+        names stored objects fetches them for the whole chunk in a few queries, never one
+        task at a time."""
+        return {task.pk: {"payload": task.payload} for task in tasks}
 
     def free_text(self, answer: dict[str, Any] | None) -> str:
         """The answer's free text (``free_text_fields``; a list field's strings joined)."""

@@ -83,7 +83,8 @@ def worker_gold_accuracy(worker: Worker) -> tuple[int, int]:
 
 
 def worker_position(batch: Batch, worker: Worker) -> tuple[int, int]:
-    """("Task k of n") — k counts this worker's submitted tasks plus the current one."""
+    """("Task k of n") — k counts this worker's submitted tasks plus the current one, n the
+    tasks that are theirs (done, held, still open to them), not the whole batch."""
     submitted, total = sql.submitted_and_total(batch.pk, worker.pk)
     return min(submitted + 1, total), total
 

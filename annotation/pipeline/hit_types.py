@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.db.models import Prefetch
 
 from annotation.content.imports.images import image_fetch_and_store
 from annotation.core.image_fetch import ImageFetchError
 from annotation.engine.hit_types import HitType, register
-from annotation.models import Instance, InstructionFamily
+from annotation.models import Instance, InstanceImage, InstructionFamily
 from annotation.pipeline import services as pipeline
 from annotation.pipeline import tasks as _tasks  # noqa: F401  registers the pipeline's Celery tasks
 
@@ -41,6 +42,34 @@ _FETCH_MESSAGES = {
     "http_status": "The image could not be downloaded from that link.",
     "unreachable": "The image's server could not be reached.",
 }
+
+
+def _instances_shown(tasks) -> dict[str, Instance]:
+    """The tasks' instances (by uuid) with their images, in two queries for any number."""
+    uuids = {t.payload.get("instance") for t in tasks} - {None}
+    return {str(i.uuid): i for i in Instance.objects.filter(uuid__in=uuids).prefetch_related(
+        Prefetch("instance_images", InstanceImage.objects.select_related("image")))}
+
+
+class InstanceInputs:
+    """A type whose task shows one instance: its results carry the instruction and images
+    (and ``shown`` adds what else the page showed)."""
+
+    export_columns = {"instance": "text", "instruction": "text", "image_urls": "text"}
+
+    def shown(self, instance: Instance) -> dict:
+        return {}
+
+    def export_inputs(self, tasks):
+        found = _instances_shown(tasks)
+        out = {}
+        for task in tasks:
+            instance = found.get(task.payload.get("instance") or "")
+            out[task.pk] = {"instance": task.payload.get("instance")} if instance is None else {
+                "instance": str(instance.uuid), "instruction": instance.instruction,
+                "image_urls": [ii.image.display_url for ii in instance.instance_images.all()],
+                **self.shown(instance)}
+        return out
 
 
 def _images(instance: Instance) -> list[dict]:
@@ -94,6 +123,21 @@ class InstructionGenerationHit(HitType):
     answer_form = InstructionAnswerForm
     example_rows = [{"family": EXAMPLE_FAMILY}, {"family": EXAMPLE_FAMILY}]
     free_text_fields = ("instruction",)
+    export_columns = {"family": "text", "seed_instruction": "text", "seed_image_urls": "text"}
+
+    def export_inputs(self, tasks):
+        """The family's name, seed instruction and seed images: what the page shows."""
+        families = {str(f.uuid): f for f in InstructionFamily.objects.filter(
+            uuid__in={t.payload.get("family") for t in tasks} - {None}).prefetch_related(
+            "seed_images")}
+        out = {}
+        for task in tasks:
+            family = families.get(task.payload.get("family") or "")
+            out[task.pk] = {"family": task.payload.get("family")} if family is None else {
+                "family": family.name, "seed_instruction": family.seed_instruction,
+                "seed_image_urls": [i.display_url for i in
+                                    sorted(family.seed_images.all(), key=lambda i: i.pk)]}
+        return out
 
     def similar_texts(self, task):
         """The family's seed instruction, shown on the page as the example to vary."""
@@ -121,7 +165,7 @@ class InstructionGenerationHit(HitType):
 
 
 @register
-class InstructionCaptionHit(HitType):
+class InstructionCaptionHit(InstanceInputs, HitType):
     slug = pipeline.HIT_CAPTION
     version = "1"
     expected_seconds = 180
@@ -183,7 +227,7 @@ class VerificationAnswerForm(forms.Form):
 
 
 @register
-class ReferenceVerificationHit(HitType):
+class ReferenceVerificationHit(InstanceInputs, HitType):
     slug = pipeline.HIT_VERIFICATION
     version = "1"
     expected_seconds = 60
@@ -194,6 +238,10 @@ class ReferenceVerificationHit(HitType):
     example_rows = [{"instance": EXAMPLE_INSTANCES[0]},
                     {"instance": EXAMPLE_INSTANCES[1], "_gold_answer": {"correct": "yes"}}]
     shortcuts = [("Y", "yes"), ("N", "no"), ("1 / 2", "choose the reason"), ("Enter", "submit")]
+    export_columns = {**InstanceInputs.export_columns, "candidate": "text"}
+
+    def shown(self, instance):
+        return {"candidate": instance.candidate_reference}
 
     def page_context(self, task):
         instance = Instance.objects.select_related("family").get(uuid=task.payload["instance"])
