@@ -431,8 +431,9 @@ class RubricPayloadForm(forms.Form):
 
 
 class RubricAnswerForm(forms.Form):
-    score = forms.TypedChoiceField(choices=[(i, str(i)) for i in range(1, 6)], coerce=int)
-    feedback = forms.CharField(min_length=20, max_length=2000, strip=True)
+    score = forms.TypedChoiceField(choices=[(i, str(i)) for i in range(1, 6)], coerce=int,
+                                   label="Score")
+    feedback = forms.CharField(min_length=20, max_length=2000, strip=True, label="Your feedback")
 
 
 SIMILAR_RESPONSES = 20  # other models' responses a rubric feedback is compared with

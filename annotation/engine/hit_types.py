@@ -97,7 +97,7 @@ class HitType:
         """Validate a worker's answer; returns the structured answer to store."""
         form = self.answer_form(data=data)
         if not form.is_valid():
-            raise ValidationError(_flatten(form.errors))
+            raise ValidationError(answer_errors(form))
         return dict(form.cleaned_data)
 
     def page_context(self, task) -> dict[str, Any]:
@@ -146,7 +146,18 @@ class HitType:
         return []
 
 
+def answer_errors(form: forms.Form) -> str:
+    """A worker's form errors named by the fields' labels, as the page captions them ("Your
+    feedback: Ensure …"), never by the field's name; errors of no field stand alone."""
+    parts = []
+    for field, messages in form.errors.items():
+        label = "" if field not in form.fields else f"{form[field].label}: "
+        parts.append(label + "; ".join(str(m) for m in messages))
+    return " | ".join(parts)
+
+
 def _flatten(errors) -> str:
+    """Upload and option errors, named by the column an admin wrote (``response_a``)."""
     parts = []
     for field, messages in errors.items():
         label = "" if field == "__all__" else f"{field}: "

@@ -4,7 +4,7 @@ from decimal import Decimal
 from statistics import median
 
 from django.db.models import Count, Exists, F, OuterRef, Q, Sum, Window
-from django.db.models.functions import RowNumber
+from django.db.models.functions import Coalesce, RowNumber
 
 from annotation.core import sql
 from annotation.engine.hit_types import get_hit_type
@@ -130,6 +130,22 @@ class OpenBatch:
             return self.batch.hit_type
 
     @property
+    def hourly_rate(self) -> tuple[Decimal, str] | None:
+        """(reward per hour, what the time is): at the median time of the batch's latest
+        submissions, before any at its HIT type's expected time; None for unpaid work."""
+        if not self.batch.reward:
+            return None
+        if self.median_seconds:
+            seconds, basis = self.median_seconds, "at the median time"
+        else:
+            try:
+                seconds = get_hit_type(self.batch.hit_type).expected_seconds
+            except LookupError:
+                return None
+            basis = "at the expected time; no submissions yet"
+        return cents(self.batch.reward * 3600 / Decimal(str(seconds))), basis
+
+    @property
     def estimate(self) -> tuple[str, str]:
         """(time per task, what it is based on): the median of the batch's latest submissions;
         before any, the batch's minimum time (a floor, said so); else unknown."""
@@ -251,13 +267,15 @@ def _money(total) -> Decimal:
 
 
 def worker_history(worker: Worker):
-    """The worker's assignments, newest first, with their batch (for a paginated list) and the
-    requester's note (a rejected one shows its reason)."""
+    """The worker's assignments, newest first by the date the page shows (``at``: when
+    submitted, or when claimed for work not submitted), with their batch (for a paginated
+    list) and the requester's note (a rejected one shows its reason)."""
     return (Assignment.objects.filter(worker=worker).select_related("batch")
             .only("uuid", "status", "claimed_at", "submitted_at", "seconds_spent", "counted",
                   "late", "gold_correct", "review_note", "batch__title", "batch__reward",
                   "batch__status")
-            .order_by("-claimed_at", "-pk"))
+            .annotate(at=Coalesce("submitted_at", "claimed_at"))
+            .order_by("-at", "-pk"))
 
 
 def worker_revealed_gold(worker: Worker) -> tuple[int, int]:

@@ -107,9 +107,12 @@ class InstancePayloadForm(forms.Form):
 
 
 class InstructionAnswerForm(forms.Form):
-    image_url = forms.URLField(max_length=MAX_INSTRUCTION, assume_scheme="https")
-    license = forms.CharField(max_length=MAX_INSTRUCTION, strip=True)
-    instruction = forms.CharField(max_length=MAX_INSTRUCTION, strip=True)
+    image_url = forms.URLField(max_length=MAX_INSTRUCTION, assume_scheme="https",
+                               label="Image URL")
+    license = forms.CharField(max_length=MAX_INSTRUCTION, strip=True,
+                              label="Licence of the image")
+    instruction = forms.CharField(max_length=MAX_INSTRUCTION, strip=True,
+                                  label="Your instruction")
 
 
 @register
@@ -150,7 +153,7 @@ class InstructionGenerationHit(HitType):
             image = image_fetch_and_store(answer["image_url"], license=answer["license"])
         except ImageFetchError as exc:
             raise ValidationError(
-                f"image_url: {_FETCH_MESSAGES.get(exc.reason_code, 'The image cannot be used.')}"
+                f"Image URL: {_FETCH_MESSAGES.get(exc.reason_code, 'The image cannot be used.')}"
             ) from exc
         return {**answer, "image": str(image.uuid), "sha256": image.sha256}
 
@@ -206,21 +209,22 @@ class InstructionCaptionHit(InstanceInputs, HitType):
 
 
 class VerificationAnswerForm(forms.Form):
-    correct = forms.ChoiceField(choices=[("yes", "Yes"), ("no", "No")])
-    reason = forms.ChoiceField(required=False, choices=[
+    correct = forms.ChoiceField(choices=[("yes", "Yes"), ("no", "No")],
+                                label="Does the response follow the instruction")
+    reason = forms.ChoiceField(required=False, label="Why not", choices=[
         ("", "—"),
         (Instance.RejectionReason.RESPONSE, "The caption is detailed enough; the problem is the "
                                             "response"),
         (Instance.RejectionReason.CAPTION, "The caption is underspecified; not the response's "
                                            "fault"),
     ])
-    harmful = forms.BooleanField(required=False)
+    harmful = forms.BooleanField(required=False, label="Might be offensive or problematic")
 
     def clean(self):
         data = super().clean()
         if data.get("correct") == "no" and not data.get("reason"):
-            raise ValidationError("reason: when the answer is No, say whether the caption or the "
-                                  "response is the problem")
+            raise ValidationError("Why not: when the answer is No, say whether the caption or "
+                                  "the response is the problem")
         if data.get("correct") == "yes":
             data["reason"] = ""
         return data
