@@ -148,14 +148,20 @@ class OpenBatch:
     @property
     def estimate(self) -> tuple[str, str]:
         """(time per task, what it is based on): the median of the batch's latest submissions;
-        before any, the batch's minimum time (a floor, said so); else unknown."""
+        before any, the batch's minimum time (a floor, said so); else the HIT type's expected
+        time."""
         if self.median_seconds is not None:
             return (f"about {_duration(self.median_seconds)}",
                     f"median of {self.timed} submitted task{'s' if self.timed != 1 else ''}")
         if self.batch.min_seconds:
             return (f"at least {_duration(self.batch.min_seconds)}",
                     "the batch's minimum time; no submissions yet")
-        return ("not known yet", "no submissions yet")
+        try:  # what the hourly rate assumes too
+            expected = get_hit_type(self.batch.hit_type).expected_seconds
+        except LookupError:
+            return ("not known yet", "no submissions yet")
+        return (f"about {_duration(expected)}",
+                "expected for this kind of task; no submissions yet")
 
 
 def _duration(seconds: float) -> str:

@@ -89,6 +89,7 @@ def test_skip_waits_for_undo_then_skips(page_for, alice, live_server):
     first = Assignment.objects.get(batch=batch, status=Assignment.Status.LEASED)
     page.click("#skip-btn")
     page.wait_for_selector(".skip-pending:has-text('Skipping this task in')")
+    assert not page.locator("#skip-btn").is_visible()
     page.click("#skip-undo")
     time.sleep(6)  # past the window: nothing was sent
     first.refresh_from_db()
