@@ -18,6 +18,7 @@ from django import forms
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.utils import timezone
+from django.utils.translation import gettext_noop  # titles, keys: translated on the page
 
 from annotation.engine.hit_types import HitType, register
 
@@ -188,14 +189,18 @@ class PairwiseHit(ChoiceHit):
     slug = "pairwise_ab"
     version = "1"
     expected_seconds = 40
-    title = "Which response is better?"
+    title = gettext_noop("Which response is better?")
     template = "judging/hits/pairwise_ab.html"
     payload_form = PairwisePayloadForm
     export_columns = {name: "text" for name in (
         "instruction", "image_urls", "model_a", "model_b", "response_a", "response_b")}
-    shortcuts = [("1 / A", "choose Response A"), ("2 / B", "choose Response B"),
-                 ("3 / T", "tie (where offered)"), ("4", "both bad (where offered)"),
-                 ("Enter", "submit")]
+    shortcuts = [
+        ("1 / A", gettext_noop("choose Response A")),
+        ("2 / B", gettext_noop("choose Response B")),
+        ("3 / T", gettext_noop("tie (where offered)")),
+        ("4", gettext_noop("both bad (where offered)")),
+        ("Enter", gettext_noop("submit")),
+    ]
     aliases = {"A": "response_a", "B": "response_b", "A_model": "model_a",
                "B_model": "model_b", "image_url": "image_urls"}
     example_rows = [
@@ -303,16 +308,19 @@ class MultiTurnHit(ChoiceHit):
     slug = "multiturn_ab"
     version = "1"
     expected_seconds = 150
-    title = "Which assistant handled the conversation better?"
+    title = gettext_noop("Which assistant handled the conversation better?")
     template = "judging/hits/multiturn_ab.html"
     payload_form = MultiTurnPayloadForm
     export_columns = {name: "text" for name in ("image_urls", "model_a", "model_b", *(
         f"{turn}.{key}" for turn in TURN_FIELDS
         for key in ("instruction", "response_a", "response_b")))}
-    shortcuts = [("1 / A", "Assistant A for the highlighted question"),
-                 ("2 / B", "Assistant B for the highlighted question"),
-                 ("3 / T", "tie (where offered)"), ("4", "both bad (where offered)"),
-                 ("Enter", "submit")]
+    shortcuts = [
+        ("1 / A", gettext_noop("Assistant A for the highlighted question")),
+        ("2 / B", gettext_noop("Assistant B for the highlighted question")),
+        ("3 / T", gettext_noop("tie (where offered)")),
+        ("4", gettext_noop("both bad (where offered)")),
+        ("Enter", gettext_noop("submit")),
+    ]
     choice_fields = (*TURN_FIELDS, "overall")  # strength, where asked, is the overall's
     aliases = {"A_model": "model_a", "B_model": "model_b", "image_url": "image_urls"}
     example_rows = [
@@ -448,14 +456,17 @@ class RubricHit(RatingHit):
     slug = "rubric_score"
     version = "1"
     expected_seconds = 120
-    title = "Score the response with the rubric"
+    title = gettext_noop("Score the response with the rubric")
     template = "judging/hits/rubric_score.html"
     payload_form = RubricPayloadForm
     export_columns = {name: "text" for name in (
         "instruction", "image_urls", "model", "response", "criteria",
         *(f"score{i}" for i in range(1, 6)), "reference_answer")}
     answer_form = RubricAnswerForm
-    shortcuts = [("1–5", "choose the score"), ("Enter", "submit (outside the feedback box)")]
+    shortcuts = [
+        ("1–5", gettext_noop("choose the score")),
+        ("Enter", gettext_noop("submit (outside the feedback box)")),
+    ]
     free_text_fields = ("feedback",)
     example_rows = [
         {"instruction": "How many circles are there?", "image_urls": [SHAPES],
@@ -582,16 +593,20 @@ class FeedbackHit(ChoiceHit):
     slug = "feedback_ab"
     version = "1"
     expected_seconds = 60
-    title = "Which feedback is better?"
+    title = gettext_noop("Which feedback is better?")
     template = "judging/hits/feedback_ab.html"
     payload_form = FeedbackPayloadForm
     export_columns = {
         **{name: "text" for name in ("instruction", "image_urls", "model", "response")},
         "source_a": "text", "score_a": "float", "feedback_a": "text",
         "source_b": "text", "score_b": "float", "feedback_b": "text"}
-    shortcuts = [("1 / A", "choose Feedback A"), ("2 / B", "choose Feedback B"),
-                 ("3 / T", "tie (where offered)"), ("4", "both bad (where offered)"),
-                 ("Enter", "submit")]
+    shortcuts = [
+        ("1 / A", gettext_noop("choose Feedback A")),
+        ("2 / B", gettext_noop("choose Feedback B")),
+        ("3 / T", gettext_noop("tie (where offered)")),
+        ("4", gettext_noop("both bad (where offered)")),
+        ("Enter", gettext_noop("submit")),
+    ]
     example_rows = [
         {"instruction": "How many circles are there?", "image_urls": [SHAPES],
          "model": "llava-1.5-13b", "response_text": "There are four circles.",

@@ -5,6 +5,7 @@ from statistics import median
 
 from django.db.models import Count, Exists, F, OuterRef, Q, Sum, Window
 from django.db.models.functions import Coalesce, RowNumber
+from django.utils.translation import gettext, ngettext
 
 from annotation.core import sql
 from annotation.engine.hit_types import get_hit_type
@@ -136,13 +137,13 @@ class OpenBatch:
         if not self.batch.reward:
             return None
         if self.median_seconds:
-            seconds, basis = self.median_seconds, "at the median time"
+            seconds, basis = self.median_seconds, gettext("at the median time")
         else:
             try:
                 seconds = get_hit_type(self.batch.hit_type).expected_seconds
             except LookupError:
                 return None
-            basis = "at the expected time; no submissions yet"
+            basis = gettext("at the expected time; no submissions yet")
         return cents(self.batch.reward * 3600 / Decimal(str(seconds))), basis
 
     @property
@@ -151,17 +152,18 @@ class OpenBatch:
         before any, the batch's minimum time (a floor, said so); else the HIT type's expected
         time."""
         if self.median_seconds is not None:
-            return (f"about {_duration(self.median_seconds)}",
-                    f"median of {self.timed} submitted task{'s' if self.timed != 1 else ''}")
+            return (gettext("about %(time)s") % {"time": _duration(self.median_seconds)},
+                    ngettext("median of %(n)d submitted task", "median of %(n)d submitted tasks",
+                             self.timed) % {"n": self.timed})
         if self.batch.min_seconds:
-            return (f"at least {_duration(self.batch.min_seconds)}",
-                    "the batch's minimum time; no submissions yet")
+            return (gettext("at least %(time)s") % {"time": _duration(self.batch.min_seconds)},
+                    gettext("the batch's minimum time; no submissions yet"))
         try:  # what the hourly rate assumes too
             expected = get_hit_type(self.batch.hit_type).expected_seconds
         except LookupError:
-            return ("not known yet", "no submissions yet")
-        return (f"about {_duration(expected)}",
-                "expected for this kind of task; no submissions yet")
+            return (gettext("not known yet"), gettext("no submissions yet"))
+        return (gettext("about %(time)s") % {"time": _duration(expected)},
+                gettext("expected for this kind of task; no submissions yet"))
 
 
 def _duration(seconds: float) -> str:
@@ -202,9 +204,10 @@ def open_batches_for(worker: Worker) -> list[OpenBatch]:
 def _refusal(batch: Batch, worker: Worker, held_quals: set[int]) -> str:
     """The claim's own eligibility rules (services.claims.ensure_eligible), read in bulk."""
     if worker.blocked:
-        return "Your account is blocked from new work."
+        return gettext("Your account is blocked from new work.")
     if batch.required_qualification_id and batch.required_qualification_id not in held_quals:
-        return f"Needs the “{batch.required_qualification}” qualification."
+        return gettext("Needs the “%(name)s” qualification.") % {
+            "name": batch.required_qualification}
     return ""
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from django import forms
 from django.core.exceptions import ValidationError
 from django.db.models import Prefetch
+from django.utils.translation import gettext_noop  # titles, keys: translated on the page
 
 from annotation.content.imports.images import image_fetch_and_store
 from annotation.core.image_fetch import ImageFetchError
@@ -120,7 +121,7 @@ class InstructionGenerationHit(HitType):
     slug = pipeline.HIT_INSTRUCTION
     version = "1"
     expected_seconds = 240
-    title = "Write a new instruction for an image"
+    title = gettext_noop("Write a new instruction for an image")
     template = "annotation/hits/instruction_generation.html"
     payload_form = FamilyPayloadForm
     answer_form = InstructionAnswerForm
@@ -172,7 +173,7 @@ class InstructionCaptionHit(InstanceInputs, HitType):
     slug = pipeline.HIT_CAPTION
     version = "1"
     expected_seconds = 180
-    title = "Describe the image(s) for this instruction"
+    title = gettext_noop("Describe the image(s) for this instruction")
     template = "annotation/hits/instruction_caption.html"
     payload_form = InstancePayloadForm
     example_rows = [{"instance": uuid} for uuid in EXAMPLE_INSTANCES]
@@ -235,13 +236,18 @@ class ReferenceVerificationHit(InstanceInputs, HitType):
     slug = pipeline.HIT_VERIFICATION
     version = "1"
     expected_seconds = 60
-    title = "Does the response follow the instruction?"
+    title = gettext_noop("Does the response follow the instruction?")
     template = "annotation/hits/reference_verification.html"
     payload_form = InstancePayloadForm
     answer_form = VerificationAnswerForm
     example_rows = [{"instance": EXAMPLE_INSTANCES[0]},
                     {"instance": EXAMPLE_INSTANCES[1], "_gold_answer": {"correct": "yes"}}]
-    shortcuts = [("Y", "yes"), ("N", "no"), ("1 / 2", "choose the reason"), ("Enter", "submit")]
+    shortcuts = [
+        ("Y", gettext_noop("yes")),
+        ("N", gettext_noop("no")),
+        ("1 / 2", gettext_noop("choose the reason")),
+        ("Enter", gettext_noop("submit")),
+    ]
     export_columns = {**InstanceInputs.export_columns, "candidate": "text"}
 
     def shown(self, instance):
