@@ -13,7 +13,8 @@ from annotation.engine.services.batches import batch_create_from_rows, batch_set
 from annotation.engine.services.claims import task_claim_next
 from annotation.engine.services.submissions import assignment_submit
 from annotation.engine.services.workers import worker_block, worker_for_user
-from annotation.models import Batch
+from annotation.models import Assignment, Batch
+from annotation.providers.services.local_review import local_assignment_reject
 from tests.factories import make_batch
 from tests.support.homes import submit
 
@@ -88,3 +89,15 @@ def test_history_is_newest_first_by_the_date_it_shows_with_a_machine_readable_ti
     assert f'<time datetime="{held.submitted_at.isoformat()}" data-local>' in html
     assert re.search(r'id="history-zone">[^<]*<span data-local-zone>UTC</span>', html)
     assert "local_time.js" in html
+
+
+def test_my_work_gives_each_rejection_its_reason_escaped(alice_client, alice):
+    me = worker_for_user(alice)
+    batch = make_batch(2, n=1)
+    explained, silent = submit(batch, me), submit(batch, me)
+    local_assignment_reject(explained, reason="Answered <b>A</b> without reading.")
+    Assignment.objects.filter(pk=silent.pk).update(status=Assignment.Status.REJECTED)
+    html = alice_client.get(reverse("annotation:my_work")).content.decode()
+    assert "Reason: Answered &lt;b&gt;A&lt;/b&gt; without reading." in html
+    assert "No reason was given." in html
+    assert "2 submissions rejected (unpaid): their reasons are in the history below." in html

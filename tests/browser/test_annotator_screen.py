@@ -113,3 +113,17 @@ def test_my_work_shows_times_in_the_browsers_time_zone(page_for, alice, live_ser
     shown = page.locator("#history time").first.inner_text()
     tokyo = lease.submitted_at.astimezone(ZoneInfo("Asia/Tokyo"))
     assert re.search(rf"\b{tokyo.hour:02d}:{tokyo.minute:02d}\b", shown), shown
+
+
+def test_the_language_switch_turns_the_pages_french_and_they_stay_so(page_for, alice,
+                                                                      live_server):
+    batch = _two_image_batch(live_server)
+    page = page_for(alice)
+    page.goto(reverse("annotation:available"))
+    page.wait_for_load_state("load")
+    page.select_option("#language-select", "fr")
+    page.wait_for_selector("h1:has-text('Tâches disponibles')")
+    assert page.locator("html").get_attribute("lang") == "fr"
+    _open_task(page, batch)
+    assert "Passer cette tâche" in page.locator("#skip-btn").inner_text()
+    assert page.locator(".images button.zoom").first.inner_text() == "agrandir"
