@@ -48,7 +48,7 @@ def main() -> None:
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
     from django.db import connection, transaction
-    from django.db.models import Exists, F, OuterRef
+    from django.db.models import Exists, F, OuterRef, Q
     from django.utils import timezone
 
     from annotation.core import sql
@@ -103,7 +103,12 @@ def main() -> None:
         "worker position": (
             lambda: (Assignment.objects.filter(batch=other, worker=w0,
                                                submitted_at__isnull=False).count(),
-                     Task.objects.filter(batch=other).count()),
+                     Assignment.objects.filter(Q(submitted_at__isnull=False)
+                                               | Q(status=Assignment.Status.LEASED),
+                                               batch=other, worker=w0).count()
+                     + Task.objects.filter(batch=other, slots_taken__lt=F("max_assignments"))
+                     .filter(~Exists(Assignment.objects.filter(task=OuterRef("pk"), worker=w0)))
+                     .count()),
             lambda: sql.submitted_and_total(other.pk, w0.pk)),
         "submit (compare-and-set)": (
             lambda: Assignment.objects.filter(pk=cas.pk, **live).update(review_note="x"),

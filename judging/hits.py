@@ -18,9 +18,11 @@ from django import forms
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.utils import timezone
+from django.utils.translation import gettext_noop  # titles, keys: translated on the page
 
 from annotation.engine.hit_types import HitType, register
 
+from . import hit_inputs
 from .hit_choices import (
     ChoiceOptionsForm,
     check_choice,
@@ -196,12 +198,18 @@ class PairwiseHit(ChoiceHit):
     version = "1"
     expected_seconds = 40
     desktop_only = True  # the images and two responses side by side
-    title = "Which response is better?"
+    title = gettext_noop("Which response is better?")
     template = "judging/hits/pairwise_ab.html"
     payload_form = PairwisePayloadForm
-    shortcuts = [("1 / A", "choose Response A"), ("2 / B", "choose Response B"),
-                 ("3 / T", "tie (where offered)"), ("4", "both bad (where offered)"),
-                 ("Enter", "submit")]
+    export_columns = {name: "text" for name in (
+        "instruction", "image_urls", "model_a", "model_b", "response_a", "response_b")}
+    shortcuts = [
+        ("1 / A", gettext_noop("choose Response A")),
+        ("2 / B", gettext_noop("choose Response B")),
+        ("3 / T", gettext_noop("tie (where offered)")),
+        ("4", gettext_noop("both bad (where offered)")),
+        ("Enter", gettext_noop("submit")),
+    ]
     aliases = {"A": "response_a", "B": "response_b", "A_model": "model_a",
                "B_model": "model_b", "image_url": "image_urls"}
     example_rows = [
@@ -212,6 +220,9 @@ class PairwiseHit(ChoiceHit):
          "model_a": "llava-1.5-13b", "response_a": "Plums, with 9.",
          "model_b": "instructblip-vicuna-7b", "response_b": "Apples, with 6."},
     ]
+
+    def export_inputs(self, tasks):
+        return hit_inputs.pairwise_inputs(tasks)
 
     def page_context(self, task):
         payload = task.payload
@@ -307,13 +318,19 @@ class MultiTurnHit(ChoiceHit):
     version = "1"
     expected_seconds = 150
     desktop_only = True  # two whole conversations side by side
-    title = "Which assistant handled the conversation better?"
+    title = gettext_noop("Which assistant handled the conversation better?")
     template = "judging/hits/multiturn_ab.html"
     payload_form = MultiTurnPayloadForm
-    shortcuts = [("1 / A", "Assistant A for the highlighted question"),
-                 ("2 / B", "Assistant B for the highlighted question"),
-                 ("3 / T", "tie (where offered)"), ("4", "both bad (where offered)"),
-                 ("Enter", "submit")]
+    export_columns = {name: "text" for name in ("image_urls", "model_a", "model_b", *(
+        f"{turn}.{key}" for turn in TURN_FIELDS
+        for key in ("instruction", "response_a", "response_b")))}
+    shortcuts = [
+        ("1 / A", gettext_noop("Assistant A for the highlighted question")),
+        ("2 / B", gettext_noop("Assistant B for the highlighted question")),
+        ("3 / T", gettext_noop("tie (where offered)")),
+        ("4", gettext_noop("both bad (where offered)")),
+        ("Enter", gettext_noop("submit")),
+    ]
     choice_fields = (*TURN_FIELDS, "overall")  # strength, where asked, is the overall's
     aliases = {"A_model": "model_a", "B_model": "model_b", "image_url": "image_urls"}
     example_rows = [
@@ -336,6 +353,9 @@ class MultiTurnHit(ChoiceHit):
               "response_a": "Plums lead at 9; limes trail at 3.",
               "response_b": "Four kinds of fruit."}]},
     ]
+
+    def export_inputs(self, tasks):
+        return hit_inputs.multiturn_inputs(tasks)
 
     def _turns(self, task) -> tuple[list[dict], list[dict]]:
         payload = task.payload
@@ -429,8 +449,9 @@ class RubricPayloadForm(forms.Form):
 
 
 class RubricAnswerForm(forms.Form):
-    score = forms.TypedChoiceField(choices=[(i, str(i)) for i in range(1, 6)], coerce=int)
-    feedback = forms.CharField(min_length=20, max_length=2000, strip=True)
+    score = forms.TypedChoiceField(choices=[(i, str(i)) for i in range(1, 6)], coerce=int,
+                                   label="Score")
+    feedback = forms.CharField(min_length=20, max_length=2000, strip=True, label="Your feedback")
 
 
 SIMILAR_RESPONSES = 20  # other models' responses a rubric feedback is compared with
@@ -445,11 +466,17 @@ class RubricHit(RatingHit):
     slug = "rubric_score"
     version = "1"
     expected_seconds = 120
-    title = "Score the response with the rubric"
+    title = gettext_noop("Score the response with the rubric")
     template = "judging/hits/rubric_score.html"
     payload_form = RubricPayloadForm
+    export_columns = {name: "text" for name in (
+        "instruction", "image_urls", "model", "response", "criteria",
+        *(f"score{i}" for i in range(1, 6)), "reference_answer")}
     answer_form = RubricAnswerForm
-    shortcuts = [("1–5", "choose the score"), ("Enter", "submit (outside the feedback box)")]
+    shortcuts = [
+        ("1–5", gettext_noop("choose the score")),
+        ("Enter", gettext_noop("submit (outside the feedback box)")),
+    ]
     free_text_fields = ("feedback",)
     example_rows = [
         {"instruction": "How many circles are there?", "image_urls": [SHAPES],
@@ -462,6 +489,9 @@ class RubricHit(RatingHit):
          "criteria": "Does the answer describe the house and nothing that is not there?",
          **_LEVELS},
     ]
+
+    def export_inputs(self, tasks):
+        return hit_inputs.rubric_inputs(tasks)
 
     def page_context(self, task):
         from annotation.models import ScoreRubric
@@ -573,12 +603,20 @@ class FeedbackHit(ChoiceHit):
     slug = "feedback_ab"
     version = "1"
     expected_seconds = 60
-    title = "Which feedback is better?"
+    title = gettext_noop("Which feedback is better?")
     template = "judging/hits/feedback_ab.html"
     payload_form = FeedbackPayloadForm
-    shortcuts = [("1 / A", "choose Feedback A"), ("2 / B", "choose Feedback B"),
-                 ("3 / T", "tie (where offered)"), ("4", "both bad (where offered)"),
-                 ("Enter", "submit")]
+    export_columns = {
+        **{name: "text" for name in ("instruction", "image_urls", "model", "response")},
+        "source_a": "text", "score_a": "float", "feedback_a": "text",
+        "source_b": "text", "score_b": "float", "feedback_b": "text"}
+    shortcuts = [
+        ("1 / A", gettext_noop("choose Feedback A")),
+        ("2 / B", gettext_noop("choose Feedback B")),
+        ("3 / T", gettext_noop("tie (where offered)")),
+        ("4", gettext_noop("both bad (where offered)")),
+        ("Enter", gettext_noop("submit")),
+    ]
     example_rows = [
         {"instruction": "How many circles are there?", "image_urls": [SHAPES],
          "model": "llava-1.5-13b", "response_text": "There are four circles.",
@@ -594,6 +632,9 @@ class FeedbackHit(ChoiceHit):
          "source_b": "prometheus-vision-13b", "score_b": 5,
          "feedback_b": "Every part of the house is described."},
     ]
+
+    def export_inputs(self, tasks):
+        return hit_inputs.feedback_inputs(tasks)
 
     def page_context(self, task):
         payload = task.payload

@@ -189,17 +189,28 @@ def _assignment_query():
 
 
 def submitted_and_total(batch_id: int, worker_id: int) -> tuple[int, int]:
-    """(tasks of the batch the worker has submitted, tasks in the batch), in one statement."""
-    submitted, total = _fetch_one(_position_sql(), [batch_id, worker_id, batch_id])
-    return submitted, total
+    """(tasks of the batch the worker has submitted, the worker's own tasks there: those
+    submitted, the one held, and those still open to them — a free slot and none of their
+    assignments, as the claim picks), in one statement. The home page's "left for you" is
+    the last two."""
+    submitted, own = _fetch_one(_position_sql(), [batch_id, worker_id] * 4)
+    return submitted, own
 
 
 @cache
 def _position_sql() -> str:
     a, t = ModelColumns(Assignment, "a"), ModelColumns(Task, "t")
-    return (f"SELECT (SELECT COUNT(*) FROM {a.table()} WHERE {a.col('batch')} = %s"
-            f" AND {a.col('worker')} = %s AND {a.col('submitted_at')} IS NOT NULL),"
-            f" (SELECT COUNT(*) FROM {t.table()} WHERE {t.col('batch')} = %s)")
+    mine = ModelColumns(Assignment, "m")
+    submitted = (f"SELECT COUNT(*) FROM {a.table()} WHERE {a.col('batch')} = %s"
+                 f" AND {a.col('worker')} = %s AND {a.col('submitted_at')} IS NOT NULL")
+    held = (f"SELECT COUNT(*) FROM {a.table()} WHERE {a.col('batch')} = %s"
+            f" AND {a.col('worker')} = %s AND {a.col('status')} = "
+            f"'{Assignment.Status.LEASED.value}'")
+    open_ = (f"SELECT COUNT(*) FROM {t.table()} WHERE {t.col('batch')} = %s"
+             f" AND {t.col('slots_taken')} < {t.col('max_assignments')}"
+             f" AND NOT EXISTS (SELECT 1 FROM {mine.table()} WHERE {mine.col('task')} ="
+             f" {t.col('pk')} AND {mine.col('worker')} = %s)")
+    return f"SELECT ({submitted}), ({submitted}) + ({held}) + ({open_})"
 
 
 def save_if(instance, fields: list[str], where: dict) -> bool:

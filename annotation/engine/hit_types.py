@@ -33,6 +33,10 @@ class HitType:
     #: True when the page needs a large screen (several images or turns side by side): a
     #: marketplace that asks for devices offers the task on desktops only.
     desktop_only: ClassVar[bool] = False
+    #: The ``input.*`` columns a results export gives this type's tasks (name → kind:
+    #: ``text``, ``int``, ``float``), filled by ``export_inputs``. The default: the payload as
+    #: stored, one JSON cell.
+    export_columns: ClassVar[dict[str, str]] = {"payload": "text"}
 
     def clean_options(self, options: Any) -> dict[str, Any]:
         """A batch's HIT options checked and completed with the defaults (raise
@@ -96,7 +100,7 @@ class HitType:
         """Validate a worker's answer; returns the structured answer to store."""
         form = self.answer_form(data=data)
         if not form.is_valid():
-            raise ValidationError(_flatten(form.errors))
+            raise ValidationError(answer_errors(form))
         return dict(form.cleaned_data)
 
     def page_context(self, task) -> dict[str, Any]:
@@ -126,6 +130,14 @@ class HitType:
         reverses its rejection: whatever the work produced leaves every count, or comes back
         (a rating HIT marks its votes, ``judging.services.judgments.rejection``)."""
 
+    def export_inputs(self, tasks: list) -> dict[int, dict[str, Any]]:
+        """What each task showed its worker, ``{task.pk: {column: value}}`` over
+        ``export_columns`` (a missing column is empty), for the results export's ``input.*``
+        columns (MTurk's ``Input.*``). Called once per chunk of tasks: a type whose payload
+        names stored objects fetches them for the whole chunk in a few queries, never one
+        task at a time."""
+        return {task.pk: {"payload": task.payload} for task in tasks}
+
     def free_text(self, answer: dict[str, Any] | None) -> str:
         """The answer's free text (``free_text_fields``; a list field's strings joined)."""
         parts: list[str] = []
@@ -141,7 +153,18 @@ class HitType:
         return []
 
 
+def answer_errors(form: forms.Form) -> str:
+    """A worker's form errors named by the fields' labels, as the page captions them ("Your
+    feedback: Ensure …"), never by the field's name; errors of no field stand alone."""
+    parts = []
+    for field, messages in form.errors.items():
+        label = "" if field not in form.fields else f"{form[field].label}: "
+        parts.append(label + "; ".join(str(m) for m in messages))
+    return " | ".join(parts)
+
+
 def _flatten(errors) -> str:
+    """Upload and option errors, named by the column an admin wrote (``response_a``)."""
     parts = []
     for field, messages in errors.items():
         label = "" if field == "__all__" else f"{field}: "

@@ -7,7 +7,10 @@ seconds spent, whether the task was gold and how the worker did on it, whether t
 counted or came late, the marketplace's assignment id, what the task page measured
 (``telemetry.*``: active seconds, window blurs, pastes, pasted characters, keystrokes in free
 text; empty for answers that sent none) and the quality flags (their codes, space-separated) —
-and the answer's fields, flattened into
+the task's inputs as ``input.<field>`` columns (MTurk's ``Input.*``: what the page showed —
+instruction, image URLs, turns, the models' names and responses as shown on sides A and B —
+as each HIT type's ``export_inputs`` reads them, and ``input.gold`` for a gold task) — and
+the answer's fields, flattened into
 ``answer.<field>`` columns (a nested object gives ``answer.<field>.<key>``; a list is one
 JSON-encoded cell). The answer columns are the union over the exported batches, in the order
 first seen, so every row has the same columns; a column whose values are all numbers (or all
@@ -30,6 +33,7 @@ from django.http import FileResponse, StreamingHttpResponse
 from django.utils.http import content_disposition_header
 
 from annotation.core import csv_safety
+from annotation.engine.hit_types import get_hit_type
 from annotation.engine.selectors import active_seconds
 from annotation.engine.selectors_workers import worker_person
 from annotation.models import Assignment, Batch
@@ -122,6 +126,32 @@ def answer_columns(batches: Iterable[Batch]) -> dict[str, str]:
     return {column: _merged(kinds) for column, kinds in seen.items()}
 
 
+def input_columns(batches: Iterable[Batch]) -> dict[str, str]:
+    """``{"input.<field>": kind}``: the union of the batches' HIT types' ``export_columns``
+    (in batch order), then ``input.gold``."""
+    columns: dict[str, str] = {}
+    for hit_type in dict.fromkeys(b.hit_type for b in batches):
+        for name, kind in get_hit_type(hit_type).export_columns.items():
+            columns.setdefault(f"input.{name}", kind)
+    columns["input.gold"] = "text"
+    return columns
+
+
+def _inputs(assignments: list[Assignment]) -> dict[int, dict[str, Any]]:
+    """``{task pk: {"input.<field>": value}}`` for a chunk's tasks: one ``export_inputs`` call
+    per HIT type in the chunk, so the queries do not grow with the number of tasks."""
+    tasks_by_type: dict[str, dict[int, Any]] = {}
+    for a in assignments:
+        tasks_by_type.setdefault(a.batch.hit_type, {})[a.task_id] = a.task
+    out: dict[int, dict[str, Any]] = {}
+    for slug, tasks in tasks_by_type.items():
+        shown = get_hit_type(slug).export_inputs(list(tasks.values()))
+        for pk, task in tasks.items():
+            out[pk] = {f"input.{name}": value for name, value in shown.get(pk, {}).items()}
+            out[pk]["input.gold"] = task.gold_answer if task.is_gold else None
+    return out
+
+
 def _cell(value: Any, kind: str) -> Any:
     if value is None:
         return None
@@ -133,11 +163,23 @@ def _cell(value: Any, kind: str) -> Any:
 
 
 def result_rows(batches: Iterable[Batch], columns: dict[str, str]) -> Iterator[dict[str, Any]]:
-    """One dict per assignment (fixed columns, then ``columns``), in batch, task and claim
-    order, read in chunks."""
+    """One dict per assignment (fixed columns, then ``columns``: inputs and answers), in
+    batch, task and claim order, read in chunks (each chunk's inputs read together)."""
     qs = (_assignments(batches).select_related("batch", "task", "worker__user")
           .order_by("batch_id", "task__position", "pk"))
+    chunk: list[Assignment] = []
     for a in qs.iterator(chunk_size=CHUNK):
+        chunk.append(a)
+        if len(chunk) == CHUNK:
+            yield from _chunk_rows(chunk, columns)
+            chunk = []
+    if chunk:
+        yield from _chunk_rows(chunk, columns)
+
+
+def _chunk_rows(chunk: list[Assignment], columns: dict[str, str]) -> Iterator[dict[str, Any]]:
+    inputs = _inputs(chunk)
+    for a in chunk:
         row = {
             "batch": str(a.batch.uuid), "batch_title": a.batch.title,
             "task_position": a.task.position, "task": str(a.task.uuid),
@@ -149,8 +191,8 @@ def result_rows(batches: Iterable[Batch], columns: dict[str, str]) -> Iterator[d
             "provider_assignment_id": a.provider_assignment_id,
             **telemetry_cells(a.telemetry), "flags": " ".join(f["code"] for f in a.flags or []),
         }
-        answer = flatten_answer(a.answer)
-        row.update((column, _cell(answer.get(column), kind)) for column, kind in columns.items())
+        cells = {**inputs[a.task_id], **flatten_answer(a.answer)}
+        row.update((column, _cell(cells.get(column), kind)) for column, kind in columns.items())
         yield row
 
 
@@ -181,7 +223,7 @@ def _text(value: Any) -> Any:
 def csv_stream(batches: Iterable[Batch]) -> Iterator[str]:
     """The results as CSV text, a chunk of rows at a time (header first)."""
     batches = list(batches)
-    columns = answer_columns(batches)
+    columns = {**input_columns(batches), **answer_columns(batches)}
     names = [name for name, _ in FIXED] + list(columns)
     buffer = io.StringIO()
     writer = csv_safety.SafeWriter(buffer)
@@ -198,7 +240,7 @@ def csv_stream(batches: Iterable[Batch]) -> Iterator[str]:
 def jsonl_stream(batches: Iterable[Batch]) -> Iterator[str]:
     """The results as JSON lines (one object per assignment, same keys on every line)."""
     batches = list(batches)
-    columns = answer_columns(batches)
+    columns = {**input_columns(batches), **answer_columns(batches)}
     for chunk in _chunks(result_rows(batches, columns)):
         yield "".join(json.dumps({k: _text(v) for k, v in row.items()}, ensure_ascii=False)
                       + "\n" for row in chunk)
@@ -215,7 +257,7 @@ def parquet_schema(columns: dict[str, str]) -> pa.Schema:
 def parquet_write(batches: Iterable[Batch], out: IO[bytes] | str) -> None:
     """The results as one Parquet file (typed columns), a record batch per chunk of rows."""
     batches = list(batches)
-    columns = answer_columns(batches)
+    columns = {**input_columns(batches), **answer_columns(batches)}
     schema = parquet_schema(columns)
     import pyarrow as pa
     import pyarrow.parquet as pq

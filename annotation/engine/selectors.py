@@ -4,7 +4,8 @@ from decimal import Decimal
 from statistics import median
 
 from django.db.models import Count, Exists, F, OuterRef, Q, Sum, Window
-from django.db.models.functions import RowNumber
+from django.db.models.functions import Coalesce, RowNumber
+from django.utils.translation import gettext, ngettext
 
 from annotation.core import sql
 from annotation.engine.hit_types import get_hit_type
@@ -83,7 +84,8 @@ def worker_gold_accuracy(worker: Worker) -> tuple[int, int]:
 
 
 def worker_position(batch: Batch, worker: Worker) -> tuple[int, int]:
-    """("Task k of n") — k counts this worker's submitted tasks plus the current one."""
+    """("Task k of n") — k counts this worker's submitted tasks plus the current one, n the
+    tasks that are theirs (done, held, still open to them), not the whole batch."""
     submitted, total = sql.submitted_and_total(batch.pk, worker.pk)
     return min(submitted + 1, total), total
 
@@ -129,16 +131,39 @@ class OpenBatch:
             return self.batch.hit_type
 
     @property
+    def hourly_rate(self) -> tuple[Decimal, str] | None:
+        """(reward per hour, what the time is): at the median time of the batch's latest
+        submissions, before any at its HIT type's expected time; None for unpaid work."""
+        if not self.batch.reward:
+            return None
+        if self.median_seconds:
+            seconds, basis = self.median_seconds, gettext("at the median time")
+        else:
+            try:
+                seconds = get_hit_type(self.batch.hit_type).expected_seconds
+            except LookupError:
+                return None
+            basis = gettext("at the expected time; no submissions yet")
+        return cents(self.batch.reward * 3600 / Decimal(str(seconds))), basis
+
+    @property
     def estimate(self) -> tuple[str, str]:
         """(time per task, what it is based on): the median of the batch's latest submissions;
-        before any, the batch's minimum time (a floor, said so); else unknown."""
+        before any, the batch's minimum time (a floor, said so); else the HIT type's expected
+        time."""
         if self.median_seconds is not None:
-            return (f"about {_duration(self.median_seconds)}",
-                    f"median of {self.timed} submitted task{'s' if self.timed != 1 else ''}")
+            return (gettext("about %(time)s") % {"time": _duration(self.median_seconds)},
+                    ngettext("median of %(n)d submitted task", "median of %(n)d submitted tasks",
+                             self.timed) % {"n": self.timed})
         if self.batch.min_seconds:
-            return (f"at least {_duration(self.batch.min_seconds)}",
-                    "the batch's minimum time; no submissions yet")
-        return ("not known yet", "no submissions yet")
+            return (gettext("at least %(time)s") % {"time": _duration(self.batch.min_seconds)},
+                    gettext("the batch's minimum time; no submissions yet"))
+        try:  # what the hourly rate assumes too
+            expected = get_hit_type(self.batch.hit_type).expected_seconds
+        except LookupError:
+            return (gettext("not known yet"), gettext("no submissions yet"))
+        return (gettext("about %(time)s") % {"time": _duration(expected)},
+                gettext("expected for this kind of task; no submissions yet"))
 
 
 def _duration(seconds: float) -> str:
@@ -179,9 +204,10 @@ def open_batches_for(worker: Worker) -> list[OpenBatch]:
 def _refusal(batch: Batch, worker: Worker, held_quals: set[int]) -> str:
     """The claim's own eligibility rules (services.claims.ensure_eligible), read in bulk."""
     if worker.blocked:
-        return "Your account is blocked from new work."
+        return gettext("Your account is blocked from new work.")
     if batch.required_qualification_id and batch.required_qualification_id not in held_quals:
-        return f"Needs the “{batch.required_qualification}” qualification."
+        return gettext("Needs the “%(name)s” qualification.") % {
+            "name": batch.required_qualification}
     return ""
 
 
@@ -250,13 +276,15 @@ def _money(total) -> Decimal:
 
 
 def worker_history(worker: Worker):
-    """The worker's assignments, newest first, with their batch (for a paginated list) and the
-    requester's note (a rejected one shows its reason)."""
+    """The worker's assignments, newest first by the date the page shows (``at``: when
+    submitted, or when claimed for work not submitted), with their batch (for a paginated
+    list) and the requester's note (a rejected one shows its reason)."""
     return (Assignment.objects.filter(worker=worker).select_related("batch")
             .only("uuid", "status", "claimed_at", "submitted_at", "seconds_spent", "counted",
                   "late", "gold_correct", "review_note", "batch__title", "batch__reward",
                   "batch__status")
-            .order_by("-claimed_at", "-pk"))
+            .annotate(at=Coalesce("submitted_at", "claimed_at"))
+            .order_by("-at", "-pk"))
 
 
 def worker_revealed_gold(worker: Worker) -> tuple[int, int]:

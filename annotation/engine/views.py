@@ -10,6 +10,7 @@ from django.http import Http404, HttpResponseNotAllowed
 from django.middleware.csrf import CsrfViewMiddleware
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
@@ -123,7 +124,7 @@ def assignment_skip(request, assignment_uuid):
     if assignment.provider_submit_to or request.POST.get("t"):  # inside the marketplace frame
         return allow_marketplace_framing(
             render(request, "annotation/returned.html", {"batch": assignment.batch}))
-    messages.info(request, "Task skipped — you won't see it again.")
+    messages.info(request, _("Task skipped — you won't see it again."))
     return redirect("annotation:batch_next", batch_uuid=assignment.batch.uuid)
 
 
@@ -147,8 +148,8 @@ def assignment_problem(request, assignment_uuid):
     if assignment.provider_submit_to or request.POST.get("t"):  # inside the marketplace frame
         return allow_marketplace_framing(
             render(request, "annotation/returned.html", {"batch": assignment.batch}))
-    messages.info(request, "Thank you — the problem was reported and the task set aside. "
-                           "It does not count against you.")
+    messages.info(request, _("Thank you — the problem was reported and the task set aside. "
+                             "It does not count against you."))
     return redirect("annotation:batch_next", batch_uuid=assignment.batch.uuid)
 
 

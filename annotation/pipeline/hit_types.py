@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.db.models import Prefetch
+from django.utils.translation import gettext_noop  # titles, keys: translated on the page
 
 from annotation.content.imports.images import image_fetch_and_store
 from annotation.core.image_fetch import ImageFetchError
 from annotation.engine.hit_types import HitType, register
-from annotation.models import Instance, InstructionFamily
+from annotation.models import Instance, InstanceImage, InstructionFamily
 from annotation.pipeline import services as pipeline
 from annotation.pipeline import tasks as _tasks  # noqa: F401  registers the pipeline's Celery tasks
 
@@ -41,6 +43,34 @@ _FETCH_MESSAGES = {
     "http_status": "The image could not be downloaded from that link.",
     "unreachable": "The image's server could not be reached.",
 }
+
+
+def _instances_shown(tasks) -> dict[str, Instance]:
+    """The tasks' instances (by uuid) with their images, in two queries for any number."""
+    uuids = {t.payload.get("instance") for t in tasks} - {None}
+    return {str(i.uuid): i for i in Instance.objects.filter(uuid__in=uuids).prefetch_related(
+        Prefetch("instance_images", InstanceImage.objects.select_related("image")))}
+
+
+class InstanceInputs:
+    """A type whose task shows one instance: its results carry the instruction and images
+    (and ``shown`` adds what else the page showed)."""
+
+    export_columns = {"instance": "text", "instruction": "text", "image_urls": "text"}
+
+    def shown(self, instance: Instance) -> dict:
+        return {}
+
+    def export_inputs(self, tasks):
+        found = _instances_shown(tasks)
+        out = {}
+        for task in tasks:
+            instance = found.get(task.payload.get("instance") or "")
+            out[task.pk] = {"instance": task.payload.get("instance")} if instance is None else {
+                "instance": str(instance.uuid), "instruction": instance.instruction,
+                "image_urls": [ii.image.display_url for ii in instance.instance_images.all()],
+                **self.shown(instance)}
+        return out
 
 
 def _images(instance: Instance) -> list[dict]:
@@ -78,9 +108,12 @@ class InstancePayloadForm(forms.Form):
 
 
 class InstructionAnswerForm(forms.Form):
-    image_url = forms.URLField(max_length=MAX_INSTRUCTION, assume_scheme="https")
-    license = forms.CharField(max_length=MAX_INSTRUCTION, strip=True)
-    instruction = forms.CharField(max_length=MAX_INSTRUCTION, strip=True)
+    image_url = forms.URLField(max_length=MAX_INSTRUCTION, assume_scheme="https",
+                               label="Image URL")
+    license = forms.CharField(max_length=MAX_INSTRUCTION, strip=True,
+                              label="Licence of the image")
+    instruction = forms.CharField(max_length=MAX_INSTRUCTION, strip=True,
+                                  label="Your instruction")
 
 
 @register
@@ -88,12 +121,27 @@ class InstructionGenerationHit(HitType):
     slug = pipeline.HIT_INSTRUCTION
     version = "1"
     expected_seconds = 240
-    title = "Write a new instruction for an image"
+    title = gettext_noop("Write a new instruction for an image")
     template = "annotation/hits/instruction_generation.html"
     payload_form = FamilyPayloadForm
     answer_form = InstructionAnswerForm
     example_rows = [{"family": EXAMPLE_FAMILY}, {"family": EXAMPLE_FAMILY}]
     free_text_fields = ("instruction",)
+    export_columns = {"family": "text", "seed_instruction": "text", "seed_image_urls": "text"}
+
+    def export_inputs(self, tasks):
+        """The family's name, seed instruction and seed images: what the page shows."""
+        families = {str(f.uuid): f for f in InstructionFamily.objects.filter(
+            uuid__in={t.payload.get("family") for t in tasks} - {None}).prefetch_related(
+            "seed_images")}
+        out = {}
+        for task in tasks:
+            family = families.get(task.payload.get("family") or "")
+            out[task.pk] = {"family": task.payload.get("family")} if family is None else {
+                "family": family.name, "seed_instruction": family.seed_instruction,
+                "seed_image_urls": [i.display_url for i in
+                                    sorted(family.seed_images.all(), key=lambda i: i.pk)]}
+        return out
 
     def similar_texts(self, task):
         """The family's seed instruction, shown on the page as the example to vary."""
@@ -106,7 +154,7 @@ class InstructionGenerationHit(HitType):
             image = image_fetch_and_store(answer["image_url"], license=answer["license"])
         except ImageFetchError as exc:
             raise ValidationError(
-                f"image_url: {_FETCH_MESSAGES.get(exc.reason_code, 'The image cannot be used.')}"
+                f"Image URL: {_FETCH_MESSAGES.get(exc.reason_code, 'The image cannot be used.')}"
             ) from exc
         return {**answer, "image": str(image.uuid), "sha256": image.sha256}
 
@@ -121,11 +169,11 @@ class InstructionGenerationHit(HitType):
 
 
 @register
-class InstructionCaptionHit(HitType):
+class InstructionCaptionHit(InstanceInputs, HitType):
     slug = pipeline.HIT_CAPTION
     version = "1"
     expected_seconds = 180
-    title = "Describe the image(s) for this instruction"
+    title = gettext_noop("Describe the image(s) for this instruction")
     template = "annotation/hits/instruction_caption.html"
     payload_form = InstancePayloadForm
     example_rows = [{"instance": uuid} for uuid in EXAMPLE_INSTANCES]
@@ -162,38 +210,48 @@ class InstructionCaptionHit(HitType):
 
 
 class VerificationAnswerForm(forms.Form):
-    correct = forms.ChoiceField(choices=[("yes", "Yes"), ("no", "No")])
-    reason = forms.ChoiceField(required=False, choices=[
+    correct = forms.ChoiceField(choices=[("yes", "Yes"), ("no", "No")],
+                                label="Does the response follow the instruction")
+    reason = forms.ChoiceField(required=False, label="Why not", choices=[
         ("", "—"),
         (Instance.RejectionReason.RESPONSE, "The caption is detailed enough; the problem is the "
                                             "response"),
         (Instance.RejectionReason.CAPTION, "The caption is underspecified; not the response's "
                                            "fault"),
     ])
-    harmful = forms.BooleanField(required=False)
+    harmful = forms.BooleanField(required=False, label="Might be offensive or problematic")
 
     def clean(self):
         data = super().clean()
         if data.get("correct") == "no" and not data.get("reason"):
-            raise ValidationError("reason: when the answer is No, say whether the caption or the "
-                                  "response is the problem")
+            raise ValidationError("Why not: when the answer is No, say whether the caption or "
+                                  "the response is the problem")
         if data.get("correct") == "yes":
             data["reason"] = ""
         return data
 
 
 @register
-class ReferenceVerificationHit(HitType):
+class ReferenceVerificationHit(InstanceInputs, HitType):
     slug = pipeline.HIT_VERIFICATION
     version = "1"
     expected_seconds = 60
-    title = "Does the response follow the instruction?"
+    title = gettext_noop("Does the response follow the instruction?")
     template = "annotation/hits/reference_verification.html"
     payload_form = InstancePayloadForm
     answer_form = VerificationAnswerForm
     example_rows = [{"instance": EXAMPLE_INSTANCES[0]},
                     {"instance": EXAMPLE_INSTANCES[1], "_gold_answer": {"correct": "yes"}}]
-    shortcuts = [("Y", "yes"), ("N", "no"), ("1 / 2", "choose the reason"), ("Enter", "submit")]
+    shortcuts = [
+        ("Y", gettext_noop("yes")),
+        ("N", gettext_noop("no")),
+        ("1 / 2", gettext_noop("choose the reason")),
+        ("Enter", gettext_noop("submit")),
+    ]
+    export_columns = {**InstanceInputs.export_columns, "candidate": "text"}
+
+    def shown(self, instance):
+        return {"candidate": instance.candidate_reference}
 
     def page_context(self, task):
         instance = Instance.objects.select_related("family").get(uuid=task.payload["instance"])

@@ -20,6 +20,11 @@
   });
   document.addEventListener("keydown", (ev) => {
     if (ev.ctrlKey || ev.metaKey || ev.altKey || typing(document.activeElement)) return;
+    // The image viewer has its own keys (arrows, Esc); a focused plain button (zoom, side by
+    // side) takes Enter itself rather than submitting the answer.
+    if (document.body.classList.contains("viewer-open")) return;
+    const active = document.activeElement;
+    if (ev.key === "Enter" && active && active.tagName === "BUTTON" && active.type === "button") return;
     const target = keyed.get(ev.key.toLowerCase());
     if (target) {
       const input = target.querySelector("input") || target;
@@ -114,5 +119,50 @@
 
   form.addEventListener("submit", () => {
     setTimeout(() => { submit.disabled = true; submit.textContent = "Submitting…"; }, 0);
+  });
+})();
+
+// Skip with undo: the skip is sent after a few seconds, and "Undo" within them keeps the task
+// (nothing reaches the server until then; without JavaScript the button skips at once).
+(() => {
+  const skip = document.querySelector(".skip-form");
+  if (!skip) return;
+  const button = skip.querySelector("button[type=submit]");
+  const seconds = parseInt(skip.dataset.undoSeconds || "5", 10);
+  const status = document.createElement("span");
+  status.className = "small skip-pending";
+  status.setAttribute("role", "status");
+  status.hidden = true;
+  const text = document.createElement("span");
+  const undo = document.createElement("button");
+  undo.type = "button";
+  undo.className = "link";
+  undo.id = "skip-undo";
+  undo.textContent = skip.dataset.undoLabel || "Undo";
+  status.append(text, " ", undo);
+  skip.append(status);
+  let timer = null;
+  const cancel = () => {
+    clearTimeout(timer);
+    timer = null;
+    status.hidden = true;
+    button.hidden = false;
+    button.focus();
+  };
+  undo.addEventListener("click", cancel);
+  skip.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    if (timer !== null) return;
+    let left = seconds;
+    button.hidden = true;
+    status.hidden = false;
+    const tick = () => {
+      if (left <= 0) { skip.submit(); return; }
+      text.textContent = (skip.dataset.pendingLabel || "Skipping this task in {s} s.").replace("{s}", left);
+      left -= 1;
+      timer = setTimeout(tick, 1000);
+    };
+    tick();
+    undo.focus();
   });
 })();

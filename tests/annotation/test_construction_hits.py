@@ -107,9 +107,9 @@ def test_loopback_needs_the_settings_flag_and_images_are_checked(family, server,
 
 def test_instruction_and_url_are_capped_at_200_characters(family):
     hit = get_hit_type("instruction_generation")
-    with pytest.raises(ValidationError, match="instruction: Ensure this value has at most 200"):
+    with pytest.raises(ValidationError, match="Your instruction: Ensure this value has at most 200"):
         hit.clean_answer(_answer("https://example.org/x.png", "x" * 201), task=_task(family))
-    with pytest.raises(ValidationError, match="image_url: Ensure this value has at most 200"):
+    with pytest.raises(ValidationError, match="Image URL: Ensure this value has at most 200"):
         hit.clean_answer(_answer("https://example.org/" + "a" * 200), task=_task(family))
 
 
@@ -157,9 +157,9 @@ def test_verification_answers(data, expected):
 def test_verification_no_needs_a_reason():
     task = _task_for(_instance(1, stage="verification"), "reference_verification")
     hit = get_hit_type("reference_verification")
-    with pytest.raises(ValidationError, match="reason"):
+    with pytest.raises(ValidationError, match="Why not: when the answer is No"):
         hit.clean_answer({"correct": "no"}, task=task)
-    with pytest.raises(ValidationError, match="correct"):
+    with pytest.raises(ValidationError, match="Does the response follow the instruction: This field is required"):
         hit.clean_answer({}, task=task)
 
 

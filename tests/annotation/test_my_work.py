@@ -61,7 +61,7 @@ def test_gold_results_are_revealed_only_once_the_batch_is_finished(alice_client,
     assert "correct" not in html and "wrong" not in html  # not even which items were checks
     batch_set_status(batch, Batch.Status.FINISHED)
     html = alice_client.get(URL).content.decode()
-    assert 'id="gold-accuracy">50 %<' in html and "1 of 2 check items" in html
+    assert 'id="gold-accuracy">50 %<' in html and "1 of 2 right" in html
     assert ">correct<" in html and ">wrong<" in html
 
 

@@ -165,7 +165,7 @@ def test_whole_pipeline_instruction_to_verified_and_rejected(
     _jobs_done()
     second.refresh_from_db()
     assert second.stage == "verification"
-    with pytest.raises(AnswerInvalid, match="reason"):
+    with pytest.raises(AnswerInvalid, match="Why not: when the answer is No"):
         _work(verify_batch, checker, {"correct": "no"})
     assignment = Assignment.objects.get(task=second.stage_task, worker=checker)
     assignment_submit(assignment=assignment, data={"correct": "no", "reason":

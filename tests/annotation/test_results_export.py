@@ -27,6 +27,9 @@ from annotation.models import Assignment, Batch
 pytestmark = pytest.mark.django_db
 
 ANSWER_COLUMNS = ["answer.score", "answer.feedback"]
+INPUT_COLUMNS = ["input.instruction", "input.image_urls", "input.model", "input.response",
+                 "input.criteria", *(f"input.score{i}" for i in range(1, 6)),
+                 "input.reference_answer", "input.gold"]
 FORMULA = "=HYPERLINK(\"https://evil.example\")  is what this feedback starts with"
 
 
@@ -65,7 +68,7 @@ def _get(user, batch, fmt):
 
 
 def _check_frame(frame: pd.DataFrame, batch: Batch):
-    assert list(frame.columns) == [name for name, _ in FIXED] + ANSWER_COLUMNS
+    assert list(frame.columns) == [name for name, _ in FIXED] + INPUT_COLUMNS + ANSWER_COLUMNS
     assert len(frame) == 7  # 3 + 3 submitted, 1 lease
     assert set(frame["worker"]) == {"alice", "carl", "bob"}
     assert set(frame["batch"]) == {str(batch.uuid)}

@@ -5,6 +5,7 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import DatabaseError, connection
+from django.db.models import Exists, F, OuterRef, Q
 from django.test.utils import CaptureQueriesContext, override_settings
 from django.utils import timezone
 
@@ -14,9 +15,9 @@ from annotation.core.permissions import ANALYST, ANNOTATOR, ROLE_FLAGS
 from annotation.core.sql import save_if, statement_cursor
 from annotation.engine.selectors import assignment_with_context, worker_position
 from annotation.engine.services.claims import task_claim_next
-from annotation.engine.services.submissions import assignment_submit
+from annotation.engine.services.submissions import assignment_return, assignment_submit
 from annotation.engine.services.workers import worker_for_user
-from annotation.models import Assignment, Worker
+from annotation.models import Assignment, Task, Worker
 from tests.factories import make_batch
 
 pytestmark = pytest.mark.django_db
@@ -50,16 +51,29 @@ def test_assignment_with_context_matches_the_orm_before_and_after_submit(alice):
     assert assignment_with_context("00000000-0000-0000-0000-000000000000") is None
 
 
-def test_worker_position_counts_what_the_orm_counts(alice, bob):
-    batch = make_batch(3, n=2)
-    worker = worker_for_user(alice)
+def test_worker_position_counts_the_workers_own_tasks_as_the_orm_does(alice, bob):
+    """n is the worker's own: done + held + still open to them. Of 5 tasks (1 answer each),
+    alice submitted 2 and holds 1, bob holds 1 and skipped 1 (back in the pool): alice's n is
+    4, not 5 — bob's held task is not hers."""
+    batch = make_batch(5, n=1)
+    worker, other = worker_for_user(alice), worker_for_user(bob)
     for _ in range(2):
         assignment_submit(assignment=task_claim_next(batch=batch, worker=worker),
                           data={"choice": "A"})
-    task_claim_next(batch=batch, worker=worker_for_user(bob))
+    assignment_return(assignment=task_claim_next(batch=batch, worker=other))
+    task_claim_next(batch=batch, worker=other)
+    task_claim_next(batch=batch, worker=worker)
     orm = (Assignment.objects.filter(batch=batch, worker=worker, submitted_at__isnull=False)
-           .count(), batch.tasks.count())
-    assert sql.submitted_and_total(batch.pk, worker.pk) == orm == (2, 3)
+           .count(),
+           Assignment.objects.filter(Q(submitted_at__isnull=False) | Q(status="leased"),
+                                     batch=batch, worker=worker).count()
+           + Task.objects.filter(batch=batch, slots_taken__lt=F("max_assignments"))
+           .filter(~Exists(Assignment.objects.filter(task=OuterRef("pk"), worker=worker)))
+           .count())
+    assert sql.submitted_and_total(batch.pk, worker.pk) == orm == (2, 4)
+    assert worker_position(batch, worker) == (3, 4)
+    # bob skipped one and holds one: his queue is the held one and the one still open
+    assert worker_position(batch, other) == (1, 2)
 
 
 def test_held_lease_matches_the_orm(alice):

@@ -24,15 +24,17 @@ def browser():
 
 @pytest.fixture
 def page_for(browser, live_server):
-    """``page_for(user)`` → a Playwright page logged in as ``user`` (or anonymous for None)."""
+    """``page_for(user)`` → a Playwright page logged in as ``user`` (or anonymous for None);
+    further keywords go to the browser context (``timezone_id="Asia/Tokyo"``)."""
     contexts = []
 
-    def make(user=None, viewport=None):
+    def make(user=None, viewport=None, **options):
         from django.conf import settings
         from django.test import Client
 
         context = browser.new_context(base_url=live_server.url,
-                                      viewport=viewport or {"width": 1280, "height": 900})
+                                      viewport=viewport or {"width": 1280, "height": 900},
+                                      **options)
         if user is not None:
             client = Client()
             client.force_login(user)

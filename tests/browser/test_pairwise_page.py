@@ -55,8 +55,10 @@ def test_skip_moves_on_and_never_returns(page_for, alice):
     batch = make_batch(2, n=1)
     page = page_for(alice)
     page.goto(reverse("annotation:batch_next", args=[batch.uuid]))
-    page.click("#skip-btn")
-    page.wait_for_selector("#task-position:has-text('Task 1 of 2')")
+    page.click("#skip-btn")  # sent after the undo window (5 s)
+    page.wait_for_selector(".flash:has-text('Task skipped')", timeout=15_000)
+    # the skipped task is no longer the worker's: their own tasks are the one left
+    page.wait_for_selector("#task-position:has-text('Task 1 of 1')")
     assert "item 2" in page.locator("#response-a").inner_text()
     assert Assignment.objects.get(task__position=1).status == "returned"
 
