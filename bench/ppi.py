@@ -174,7 +174,7 @@ def summarise(results):
         rho2 = statistics.fmean(r[name]["rho"] ** 2 for r in results)
         rows[name] = dict(
             need=need, bound=1 - rho2, width_all=widths[1.0] / target, coverage=cover[at],
-            worst=min(cover.values()), ranks=ranks[at],
+            worst=min(cover.values()), worst_at=min(cover, key=cover.get), ranks=ranks[at],
             lam=statistics.fmean(r[name][at][3] for r in results),
             agreement=statistics.fmean(r["agreement"][name] for r in results))
     human = (target, statistics.fmean(r["human"][1] for r in results),
@@ -199,13 +199,14 @@ def main(argv=None):
     print(f"human-only, all votes: median CI width {target:.1f} Elo, coverage "
           f"{100 * h_cover:.1f} %, rank-sets cover every true rank in {100 * h_ranks:.1f} %\n")
     header = ("judge agreement", "human votes needed", "bound 1-rho^2", "width@100 %",
-              "coverage", "worst cov.", "rank-sets", "lambda")
-    print(f"{header[0]:<22}" + "".join(f"{h:>19}" for h in header[1:]))
+              "coverage", "worst (@ votes)", "rank-sets", "lambda")
+    print(f"{header[0]:<27}" + "".join(f"{h:>19}" for h in header[1:]))
     for name, row in rows.items():
         label = f"{name} (meas. {100 * row['agreement']:.0f} %)"
-        print(f"{label:<22}{100 * row['need']:>18.1f}%{100 * row['bound']:>18.1f}%"
+        print(f"{label:<27}{100 * row['need']:>18.1f}%{100 * row['bound']:>18.1f}%"
               f"{100 * row['width_all']:>18.1f}%{100 * row['coverage']:>18.1f}%"
-              f"{100 * row['worst']:>18.1f}%{100 * row['ranks']:>18.1f}%{row['lam']:>19.2f}")
+              f"{100 * row['worst']:>11.1f}% @{100 * row['worst_at']:>3.0f}%"
+              f"{100 * row['ranks']:>18.1f}%{row['lam']:>19.2f}")
     print(f"\n(run time {time.perf_counter() - started:.0f} s wall, "
           f"{time.process_time() - cpu:.0f} s CPU)")
     head = rows[HEADLINE]

@@ -38,11 +38,13 @@ def test_copying_judge_gives_the_board_of_humans_voting_on_every_comparison():
     n = 500
     labeled, unlabeled = split(a, b, human, human.copy(), n)
     everyone = ppi.bradley_terry_human(ppi.Pairs.of(a, b, human, human), M)
-    exact = ppi.bradley_terry_ppi(labeled, unlabeled, M, lam=(6000 - n) / 6000)
+    textbook = dict(df_correction=False)  # the small-sample factor counts n, not n + N
+    exact = ppi.bradley_terry_ppi(labeled, unlabeled, M, lam=(6000 - n) / 6000, **textbook)
+    everyone_textbook = ppi.bradley_terry_human(ppi.Pairs.of(a, b, human, human), M, **textbook)
     # Equal up to the tiny ridge, which weighs against n votes here and n + N there.
-    np.testing.assert_allclose(exact.ratings, everyone.ratings, atol=0.01)
-    np.testing.assert_allclose(exact.ci_low, everyone.ci_low, atol=0.01)
-    np.testing.assert_allclose(exact.ci_high, everyone.ci_high, atol=0.01)
+    np.testing.assert_allclose(exact.ratings, everyone_textbook.ratings, atol=0.01)
+    np.testing.assert_allclose(exact.ci_low, everyone_textbook.ci_low, atol=0.01)
+    np.testing.assert_allclose(exact.ci_high, everyone_textbook.ci_high, atol=0.01)
     tuned = ppi.bradley_terry_ppi(labeled, unlabeled, M)
     assert 0.85 < tuned.lam <= 1
     ratio = np.median(tuned.width) / np.median(everyone.width)
@@ -173,7 +175,8 @@ def test_bradley_terry_matches_ppi_python_logistic(lam):
     x = (np.eye(5)[a] - np.eye(5)[b])[:, 1:]
     lo, hi = ppi_py.ppi_logistic_ci(x[:n], human[:n], judge[:n], x[n:], judge[n:],
                                     alpha=0.05, lam=lam)
-    board = ppi.bradley_terry_ppi(*split(a, b, human, judge, n), 5, lam=lam, anchor=0)
+    board = ppi.bradley_terry_ppi(*split(a, b, human, judge, n), 5, lam=lam, anchor=0,
+                                  df_correction=False)
     np.testing.assert_allclose(board.ci_low[1:], lo * ppi.ELO + R.INIT, atol=1e-3)
     np.testing.assert_allclose(board.ci_high[1:], hi * ppi.ELO + R.INIT, atol=1e-3)
 
