@@ -263,7 +263,8 @@ def design_free_intervals(wins, flip_rate: float, weights=None, alpha: float = 0
                            + (n - w) * (q / (q * (1 - q))) ** 2)  # observed score^2, i beat j
     bread = np.linalg.pinv(_pair_matrix(info_pair / 2), hermitian=True)
     meat = _pair_matrix(score_sq / 2)  # symmetric already: (i, j) and (j, i) are one pair
-    cov_b = bread @ meat @ bread
+    votes = n.sum() / 2
+    cov_b = bread @ meat @ bread * votes / max(votes - (m - 1), 1)  # HC1, as judging.ppi
 
     def board(b):
         p, _ = vote_model(b)

@@ -286,11 +286,15 @@ def _wins(pairs: Pairs, score: np.ndarray, m: int, weight: float) -> np.ndarray:
 def _beta(labeled, unlabeled, m, lam, ridge) -> np.ndarray:
     """The PPI++ objective (times n, so the ridge weighs as on a human-only fit) as one
     weighted win matrix: judge-only at lam n/N, human votes at 1, their judge verdicts at
-    -lam. Entries may be negative; the pair totals are not (lam <= 1), so it stays convex."""
+    -lam. Pair totals are >= 0 (lam <= 1), so it stays convex."""
     w = _wins(labeled, labeled.human, m, 1.0)
     if lam:
         w -= _wins(labeled, labeled.judge, m, lam)
         w += _wins(unlabeled, unlabeled.judge, m, lam * len(labeled) / len(unlabeled))
+        # A pair's rectified win share can overshoot [0, 1] (few comparisons, a lopsided pair
+        # the judge called the other way), and then the objective is unbounded: clip it.
+        total = w + w.T
+        w = np.clip(w, 0.0, total)
     return _fit_bt(w[None], ridge)[0]
 
 

@@ -7,6 +7,8 @@ votes is tuned to ``lam ~ 0`` (so the board equals the human-only one), and the 
 checked against the authors' own package, ``ppi-python``.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -87,6 +89,18 @@ def test_human_only_ratings_are_the_leaderboards_bradley_terry():
     outcome = np.where(human == 1, "A", np.where(human == 0, "B", "tie"))
     expected = R.bradley_terry([(f"m{i}", f"m{j}", o) for i, j, o in zip(a, b, outcome, strict=True)])
     np.testing.assert_allclose(board.ratings, [expected[f"m{i}"] for i in range(M)], atol=1e-4)
+
+
+def test_a_rectified_win_share_outside_0_1_does_not_blow_up_the_fit():
+    """Humans say 0 beat 1, the judge said the opposite on those same comparisons and never saw
+    the pair elsewhere: at lam = 1 the pair's rectified share is 3 wins to -3, unbounded."""
+    labeled = ppi.Pairs.of([0, 0, 0, 1, 1, 1, 0, 0, 0], [1, 1, 1, 2, 2, 2, 2, 2, 2],
+                           judge=[0, 0, 0, .5, .5, .5, 1, 1, 1], human=[1, 1, 1, .5, .5, .5, 1, 1, 0])
+    unlabeled = ppi.Pairs.of([1] * 5 + [0] * 5, [2] * 5 + [2] * 5, [1, 0] * 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        board = ppi.bradley_terry_ppi(labeled, unlabeled, 3, lam=1.0)
+    assert np.isfinite(board.ratings).all() and np.isfinite(board.cov).all()
 
 
 def test_ci_covers_the_truth_about_95_percent_of_the_time():
