@@ -46,12 +46,13 @@ Conventions
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import norm
 
-from judging.ratings import BASE, INIT, RIDGE, SCALE, _fit_bt
+from judging.ratings import BASE, INIT, RIDGE, SCALE, RatingsWarning, _fit_bt
 
 ELO = SCALE / math.log(BASE)  # rating points per unit of BT strength
 
@@ -288,14 +289,20 @@ def _beta(labeled, unlabeled, m, lam, ridge) -> np.ndarray:
     weighted win matrix: judge-only at lam n/N, human votes at 1, their judge verdicts at
     -lam. Pair totals are >= 0 (lam <= 1), so it stays convex."""
     w = _wins(labeled, labeled.human, m, 1.0)
-    if lam:
-        w -= _wins(labeled, labeled.judge, m, lam)
-        w += _wins(unlabeled, unlabeled.judge, m, lam * len(labeled) / len(unlabeled))
-        # A pair's rectified win share can overshoot [0, 1] (few comparisons, a lopsided pair
-        # the judge called the other way), and then the objective is unbounded: clip it.
-        total = w + w.T
-        w = np.clip(w, 0.0, total)
-    return _fit_bt(w[None], ridge)[0]
+    if not lam:
+        return _fit_bt(w[None], ridge)[0]
+    w -= _wins(labeled, labeled.judge, m, lam)
+    w += _wins(unlabeled, unlabeled.judge, m, lam * len(labeled) / len(unlabeled))
+    with warnings.catch_warnings(record=True) as caught, np.errstate(all="ignore"):
+        warnings.simplefilter("always")
+        beta = _fit_bt(w[None], ridge)[0]
+    if np.isfinite(beta).all() and not caught:
+        return beta
+    # Rectified win shares outside [0, 1] (a lopsided pair with few comparisons that the
+    # judge called the other way) can leave the objective without a minimum: clip them.
+    warnings.warn("the judge-powered fit had no minimum; pairs whose rectified win share left "
+                  "[0, 1] were clipped to it", RatingsWarning, stacklevel=3)
+    return _fit_bt(np.clip(w, 0.0, w + w.T)[None], ridge)[0]
 
 
 def _residual(pairs: Pairs, beta: np.ndarray, score: np.ndarray) -> np.ndarray:
