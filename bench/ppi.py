@@ -23,6 +23,16 @@ correlation of the human and judge residuals on the human-voted comparisons, the
 that sets PPI's variance), the coverage of the true ratings by the 95 % CIs at that fraction
 and the worst over all fractions, and the share of studies in which every model's true rank
 lies in its simultaneous rank-set.
+
+Findings (3 runs of 200 studies, seeds 0 / 1000 / 2000, ~90 s CPU each, 2 shared cores):
+at 90 % agreement 50 / 50 / 51 % fewer human votes for the same median CI width (bound
+1 - rho^2: 51.6-51.8 % fewer), coverage 94.3-94.8 %; at 80 % 33.5-33.8 % fewer (bound
+34.4-34.8 %); at 55 % the board is 3.8-3.9 % narrower than human-only with all votes, never
+wider; the long-preferring judge (83 % agreement) saves 29.4-29.8 % with coverage 94.7-94.9 %.
+Coverage is >= 93.2 % for every judge at every fraction of the votes (worst: 20 % of the votes,
+15 human-voted comparisons per model); the rank-sets hold every true rank in >= 99.5 % of the
+studies (simultaneous, so conservative). Without the HC1 factor in ``judging.ppi`` the worst
+cell was 92.9 %.
 """
 
 import argparse
