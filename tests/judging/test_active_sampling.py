@@ -10,7 +10,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Batch
-from judging.active_sampling import choose_pairs, design_strengths
+from judging import ratings
+from judging.active_sampling import choose_pairs, design_free_intervals, design_strengths
 from judging.models import Comparison, Judgment
 from tests.judging import builders
 
@@ -90,6 +91,55 @@ def test_design_strengths_stay_finite_for_an_unbeaten_model():
 
 # ----------------------------------------------------------------------------- the command
 
+
+
+def _flip_votes(strength, pairs, votes, flip, rng):
+    """wins matrix of ``votes`` votes per pair by workers who flip with probability ``flip``."""
+    m = len(strength)
+    wins = np.zeros((m, m))
+    for i, j in pairs:
+        p = 1 / (1 + np.exp(strength[j] - strength[i]))
+        won = rng.binomial(votes, (1 - flip) * p + flip * (1 - p))
+        wins[i, j] += won
+        wins[j, i] += votes - won
+    return wins
+
+
+def _uniform_projection(strength, flip, weights):
+    """The board's estimand, written out: BT fitted to every pair's vote probability."""
+    d = strength[:, None] - strength[None, :]
+    p = (1 - flip) / (1 + np.exp(-d)) + flip / (1 + np.exp(d))
+    np.fill_diagonal(p, 0.0)
+    beta = (ratings.bradley_terry_from_counts(p * 1e4) - ratings.INIT) * np.log(10) / 400
+    return 400 / np.log(10) * (beta - beta @ weights / weights.sum()) + ratings.INIT
+
+
+def test_design_free_intervals_keep_their_target_when_only_close_pairs_were_asked():
+    """Asking only neighbours (what active sampling favours) stretches the plain BT board
+    under flipping workers; the design-free board still covers the uniform-design truth."""
+    rng = np.random.default_rng(3)
+    strength = np.linspace(-2.5, 2.5, 10)
+    neighbours = [(i, i + 1) for i in range(9)] + [(i, i + 2) for i in range(8)]
+    wins = _flip_votes(strength, neighbours, 4000, 0.15, rng)
+    votes = (wins + wins.T).sum(1)
+    truth = _uniform_projection(strength, 0.15, votes)
+    plain = ratings.bradley_terry_from_counts(wins)
+    point, low, high = design_free_intervals(wins, 0.15)
+    assert np.abs(plain - truth).max() > 60  # the stretched scale
+    assert ((low <= truth) & (truth <= high)).all()
+    assert np.abs(point - truth).max() < 30
+
+
+def test_design_free_point_is_the_bt_fit_when_workers_do_not_flip():
+    rng = np.random.default_rng(4)
+    strength = rng.normal(0, 1, 6)
+    pairs = [(i, j) for i in range(6) for j in range(i + 1, 6)]
+    wins = _flip_votes(strength, pairs, 50, 0.0, rng)
+    point, low, high = design_free_intervals(wins, 0.0, ridge=ratings.RIDGE)  # no prior
+    np.testing.assert_allclose(point, ratings.bradley_terry_from_counts(wins), atol=0.01)
+    assert (low < point).all() and (point < high).all()
+    with pytest.raises(ValueError, match="flip_rate"):
+        design_free_intervals(wins, 0.5)
 
 def _study(n_instances=6, names=("m1", "m2", "m3", "m4")):
     ms = builders.models(*names)
