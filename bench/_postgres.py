@@ -19,3 +19,18 @@ def fresh_database(name: str) -> str:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}"')
     return f"{server}/{name}"
+
+
+def django_on_fresh_database(name: str, **env: str) -> None:
+    """Point Django at a fresh database named after ``name`` (production settings, DEBUG off,
+    tasks in-process, ``env`` on top), set it up and migrate it."""
+    os.environ["DATABASE_URL"] = fresh_database(name)
+    os.environ.update(SECRET_KEY="bench-only", DJANGO_SETTINGS_MODULE="config.settings",
+                      DEBUG="0", **env)
+    os.environ.pop("CELERY_BROKER_URL", None)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)

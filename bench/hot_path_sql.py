@@ -11,7 +11,6 @@ chose for it (a generic plan cannot use the partial index over leased rows).
 A statement whose prepared ratio stays near 1 has no business in sql.py.
 """
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -21,19 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _postgres import fresh_database  # noqa: E402
-
-
-def _setup() -> None:
-    os.environ["DATABASE_URL"] = fresh_database("hot_path_sql")
-    os.environ.update(SECRET_KEY="bench-only", DJANGO_SETTINGS_MODULE="config.settings",
-                      DEBUG="0", DATABASE_CONN_MAX_AGE="60")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+from _postgres import django_on_fresh_database  # noqa: E402
 
 
 def main() -> None:
@@ -43,7 +30,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200)
     args = parser.parse_args()
     rounds, calls = (2, 30) if args.quick else (args.rounds, args.calls)
-    _setup()
+    django_on_fresh_database("hot_path_sql", DATABASE_CONN_MAX_AGE="60")
 
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group

@@ -9,7 +9,6 @@ the worst case); for scale, a transaction of one SELECT 1. Prints milliseconds p
 median over rounds and the spread.
 """
 import argparse
-import os
 import statistics
 import sys
 import time
@@ -21,21 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _postgres import fresh_database  # noqa: E402
+from _postgres import django_on_fresh_database  # noqa: E402
 
 UNITS = 2_000
 
-
-def _setup() -> None:
-    os.environ["DATABASE_URL"] = fresh_database("job_admission")
-    os.environ.update(SECRET_KEY="bench-only", DJANGO_SETTINGS_MODULE="config.settings",
-                      DEBUG="0", DATABASE_CONN_MAX_AGE="60", JOBS_MAX_GLOBAL="5")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
 
 
 def _fill() -> tuple[int, list[str]]:
@@ -91,7 +79,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     rounds, calls = (2, 20) if args.quick else (9, 100)
-    _setup()
+    django_on_fresh_database("job_admission", DATABASE_CONN_MAX_AGE="60", JOBS_MAX_GLOBAL="5")
     items = [str(uuid.uuid4())]
     base = [_baseline(calls) for _ in range(rounds)]
     idle = [_round(calls, 0, items) for _ in range(rounds)]

@@ -9,7 +9,6 @@ queries each export made, and the CSV's size.
 """
 import argparse
 import copy
-import os
 import statistics
 import sys
 import time
@@ -20,19 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _postgres import fresh_database  # noqa: E402
-
-
-def _setup() -> None:
-    os.environ["DATABASE_URL"] = fresh_database("results_inputs")
-    os.environ.update(SECRET_KEY="bench-only", DJANGO_SETTINGS_MODULE="config.settings",
-                      DEBUG="0", DATABASE_CONN_MAX_AGE="60")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+from _postgres import django_on_fresh_database  # noqa: E402
 
 
 def main() -> None:
@@ -42,7 +29,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
     tasks, rounds = (60, 2) if args.quick else (args.tasks, args.rounds)
-    _setup()
+    django_on_fresh_database("results_inputs", DATABASE_CONN_MAX_AGE="60")
 
     from django.db import connection
     from django.test.utils import CaptureQueriesContext

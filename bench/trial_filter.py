@@ -20,20 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from _postgres import fresh_database  # noqa: E402
-
-
-def _setup() -> None:
-    os.environ["DATABASE_URL"] = fresh_database("trial_filter")
-    os.environ.update(SECRET_KEY="bench-only", DJANGO_SETTINGS_MODULE="config.settings",
-                      DEBUG="0")
-    os.environ.pop("CELERY_BROKER_URL", None)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+from _postgres import django_on_fresh_database  # noqa: E402
 
 
 def _trial_batch(votes: int) -> None:
@@ -60,7 +47,7 @@ def main() -> None:
     parser.add_argument("--instances", type=int, default=12_000)
     parser.add_argument("--runs", type=int, default=9)
     args = parser.parse_args()
-    _setup()
+    django_on_fresh_database("trial_filter")
     from leaderboard_cache import build
 
     from judging.selectors import pairwise_judgments_encoded, pairwise_judgments_qs
