@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.models import Assignment, Instance, Worker
+from studies.models import default_study_id
 
 
 class EvalModel(models.Model):
@@ -16,7 +17,9 @@ class EvalModel(models.Model):
     # self-preference analysis, not a judgment source (that is ``Judgment.HUMAN``).
     HUMAN_FAMILY = "human"
 
-    name = models.CharField(max_length=100, unique=True)
+    name = models.CharField(max_length=100, help_text="Unique within its study")
+    study = models.ForeignKey("studies.Study", on_delete=models.PROTECT,
+                              default=default_study_id, related_name="models")
     version = models.CharField(max_length=100, blank=True)
     family = models.CharField(max_length=100, blank=True, help_text="For self-preference analysis")
     notes = models.TextField(blank=True)
@@ -30,9 +33,10 @@ class EvalModel(models.Model):
     class Meta:
         verbose_name = "model"
         constraints = [
-            models.UniqueConstraint(
-                fields=["is_reference"], condition=Q(is_reference=True), name="one_reference_model"
-            ),
+            models.UniqueConstraint(fields=["study", "name"], name="model_name_per_study"),
+            # Each study has its own reference (the default study's is the one from before).
+            models.UniqueConstraint(fields=["study", "is_reference"], condition=Q(is_reference=True),
+                                    name="one_reference_model_per_study"),
         ]
 
     def __str__(self) -> str:
