@@ -128,7 +128,7 @@ def review_listing(*, kind: str = ANY, judge: str = "", pair: str = "",
                 kind == ANY and not (split or disagreeing)):
             continue
         rows.append(ReviewRow(item[0], item[1], counts, majority, split, disagreeing, ruling))
-    names = dict(EvalModel.objects.values_list("pk", "name"))
+    names = dict(EvalModel.objects.in_study().values_list("pk", "name"))
     pairs = sorted({pair_value(m) for m in models.values()},
                    key=lambda v: [names.get(int(i), "") for i in v.split("-")])
     return ReviewListing(

@@ -95,9 +95,9 @@ def without_trial_votes(qs, include_trial: bool = False):
                       .values("pk"))
 
 
-def submitted_model_names() -> set[str]:
-    """Models on the boards through a public submission (marked so on the pages)."""
-    return set(EvalModel.objects.filter(submission__isnull=False)
+def submitted_model_names(study=None) -> set[str]:
+    """Models on the study's boards through a public submission (marked so on the pages)."""
+    return set(EvalModel.objects.in_study(study).filter(submission__isnull=False)
                .exclude(submission__status="withdrawn").values_list("name", flat=True))
 
 

@@ -7,11 +7,18 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.models import Assignment, Instance, Worker
-from studies.models import default_study_id
+from studies.models import default_study_id, study_pk
+
+
+class EvalModelQuerySet(models.QuerySet):
+    def in_study(self, study=None):
+        """The models of ``study`` (None: the default study): a name means one model there."""
+        return self.filter(study_id=study_pk(study))
 
 
 class EvalModel(models.Model):
-    """A model under evaluation; the human-verified reference is one too (``is_reference``)."""
+    """A model under evaluation; the human-verified reference is one too (``is_reference``).
+    Names are unique within a study: look one up with ``EvalModel.objects.in_study(…)``."""
 
     # The family of human-written answers (the reference's): a kind of model for the
     # self-preference analysis, not a judgment source (that is ``Judgment.HUMAN``).
@@ -29,6 +36,8 @@ class EvalModel(models.Model):
     # and for lines whose owner was deleted: only an admin may extend those.
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                               on_delete=models.SET_NULL, related_name="owned_models")
+
+    objects = EvalModelQuerySet.as_manager()
 
     class Meta:
         verbose_name = "model"

@@ -86,7 +86,7 @@ class _Store:
             if name in REFERENCE_ALIASES:
                 self.models[name] = reference_model_for_import(name, create=True)
             else:
-                self.models[name], _ = EvalModel.objects.get_or_create(name=name)
+                self.models[name], _ = EvalModel.objects.in_study().get_or_create(name=name)
         return self.models[name]
 
     def instance(self, number: int, payload: dict, *, kind: str, instruction: str) -> Instance:
