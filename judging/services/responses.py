@@ -183,15 +183,15 @@ def reference_model_set(name: str, *, create: bool = False, study=None) -> EvalM
     return model
 
 
-def reference_model_for_import(name: str, *, create: bool) -> EvalModel | None:
+def reference_model_for_import(name: str, *, create: bool, study=None) -> EvalModel | None:
     """What a file's reference name (``REFERENCE_ALIASES``) stands for: the model marked as the
     reference; else the model of that name, marked now; else, with ``create``, a new one."""
-    marked = EvalModel.objects.in_study().filter(is_reference=True).first()
+    marked = EvalModel.objects.in_study(study).filter(is_reference=True).first()
     if marked is not None:
         return marked
-    if not create and not EvalModel.objects.in_study().filter(name=name).exists():
+    if not create and not EvalModel.objects.in_study(study).filter(name=name).exists():
         return None
-    return reference_model_set(name, create=True)
+    return reference_model_set(name, create=True, study=study)
 
 
 @dataclass

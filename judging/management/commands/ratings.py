@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from judging import rating_cache
 from judging.leaderboards import leaderboard_csv, score_leaderboard_csv
 from judging.selectors import HUMAN, UnknownSplit
+from studies.commands import add_study_argument, study_option
 
 BOARDS = {"pairwise": (rating_cache.leaderboard, leaderboard_csv),
           "score": (rating_cache.score_leaderboard, score_leaderboard_csv)}
@@ -29,13 +30,15 @@ class Command(BaseCommand):
         parser.add_argument("--exclude-blocked", action="store_true")
         parser.add_argument("--include-trial", action="store_true",
                             help="count the votes of trial batches (left out by default)")
+        add_study_argument(parser)
 
     def handle(self, *args, **opts):
         build, to_csv = BOARDS[opts["board"]]
+        study = study_option(opts)
         try:
             board = build(opts["judge"], opts["split"], bootstrap_rounds=opts["rounds"],
                           seed=opts["seed"], exclude_blocked=opts["exclude_blocked"],
-                          include_trial=opts["include_trial"])
+                          include_trial=opts["include_trial"], study=study)
         except UnknownSplit as exc:
             raise CommandError(str(exc)) from exc
         if opts["format"] == "json":
