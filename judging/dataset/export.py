@@ -119,7 +119,7 @@ def _export(out: Path) -> dict[str, int]:
     counts["models"] = _write(out / "models.parquet", "models", [[
         {**{k: scrub(m[k]) for k in ("name", "version", "family", "notes")},
          "is_reference": m["is_reference"]}
-        for m in EvalModel.objects.in_study().order_by("name").values(
+        for m in EvalModel.objects.order_by("name").values(
             "name", "version", "family", "is_reference", "notes")]])
     counts["responses"] = _write(out / "responses.parquet", "responses", _chunked(
         Response.objects.order_by("pk").values("uuid", "instance__uuid", "model__name", "turn",
