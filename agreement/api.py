@@ -8,6 +8,7 @@ from rest_framework.response import Response
 
 from annotation.core.db_text import storage_problem
 from annotation.core.permissions import IsAnalyst
+from studies.models import default_study_id
 
 from .models import MetricRun, Report
 from .reports.params import AGGREGATIONS, MAJORITY
@@ -67,7 +68,7 @@ class ReportViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         return ReportDetailSerializer if self.action == "retrieve" else ReportSerializer
 
     def get_queryset(self):
-        qs = super().get_queryset()
+        qs = super().get_queryset().filter(study_id=default_study_id())  # the default study's
         return qs if self.action == "retrieve" else qs.defer("data")
 
     @extend_schema(request=ReportCreateSerializer, responses={202: ReportSerializer})
@@ -112,6 +113,9 @@ class MetricRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
     lookup_field = "uuid"
     serializer_class = MetricRunSerializer
     queryset = MetricRun.objects.order_by("-created_at")
+
+    def get_queryset(self):
+        return super().get_queryset().filter(study_id=default_study_id())
 
     def create(self, request, *args, **kwargs):
         if not isinstance(request.data, dict):

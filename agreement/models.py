@@ -8,6 +8,7 @@ from django.db import models
 from django.utils import timezone
 
 from judging.models import Response
+from studies.models import default_study_id
 
 
 class MetricScore(models.Model):
@@ -75,6 +76,8 @@ class BackgroundJob(models.Model):
 class MetricRun(BackgroundJob):
     """Progress of one batch computation of metrics (what the Celery task works through)."""
 
+    study = models.ForeignKey("studies.Study", on_delete=models.PROTECT,
+                              default=default_study_id, related_name="+")
     metrics = models.JSONField(default=list, help_text="Metric names, in order")
     options = models.JSONField(default=dict, blank=True, help_text="e.g. seed, bert model")
     configs = models.JSONField(
@@ -100,6 +103,8 @@ class Report(BackgroundJob):
     """An agreement report: its parameters, the data snapshot it used and every number."""
 
     title = models.CharField(max_length=200, blank=True)
+    study = models.ForeignKey("studies.Study", on_delete=models.PROTECT,
+                              default=default_study_id, related_name="+")
     params = models.JSONField(default=dict, help_text="judges, split, seed, metrics, rounds")
     snapshot = models.JSONField(default=dict, blank=True, help_text="Counts, filters, versions")
     data = models.JSONField(default=dict, blank=True, help_text="report.json")

@@ -23,6 +23,7 @@ from judging.selectors import (
     counted_grades,
     current_verdicts,
     judge_ordering_results,
+    study_id,
     without_trial_votes,
 )
 
@@ -87,13 +88,15 @@ class PairwiseData:
 
 
 def pairwise_data(split: str = "all", judges: list[str] | None = None,
-                  exclude_blocked: bool = False, include_trial: bool = False) -> PairwiseData:
+                  exclude_blocked: bool = False, include_trial: bool = False, *,
+                  study=None) -> PairwiseData:
     """All pairwise judgments (humans + ``judges``, or every judge when None) on the split's
     instances, every turn, gold comparisons excluded (and trial batches' votes unless
     ``include_trial``). Later verdicts of a judge replace earlier ones on the same item (a
     re-run), humans keep every vote."""
     qs = (Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE, comparison__isnull=False,
-                                  choice__in=ratings.VOTES, comparison__gold_choice="")
+                                  choice__in=ratings.VOTES, comparison__gold_choice="",
+                                  comparison__instance__study_id=study_id(study))
           .filter(_instance_filter(split, "comparison__instance__")))
     if judges is not None:
         qs = qs.filter(source__in=[Judgment.HUMAN, *judges])
@@ -194,8 +197,8 @@ def _id_chunks(ids, size: int = 20_000):
         yield ids[start:start + size]
 
 
-def model_families() -> dict[str, str]:
-    return dict(EvalModel.objects.values_list("name", "family"))
+def model_families(study=None) -> dict[str, str]:
+    return dict(EvalModel.objects.filter(study_id=study_id(study)).values_list("name", "family"))
 
 
 @dataclass(slots=True)
@@ -256,10 +259,10 @@ def current_scores(metric: str, config_hash: str, reference_hashes: dict[int, st
 
 
 def score_judgments(split: str = "all", judges: list[str] | None = None,
-                    include_trial: bool = False) -> list[tuple]:
+                    include_trial: bool = False, *, study=None) -> list[tuple]:
     """(response id, source, annotator, score, turn, model name) of the grades that count
     (``judging.selectors.counted_grades``: the same ones the score boards read)."""
-    qs = without_trial_votes(counted_grades(), include_trial).filter(
+    qs = without_trial_votes(counted_grades(study), include_trial).filter(
         _instance_filter(split, "response__instance__"))
     if judges is not None:
         qs = qs.filter(source__in=[Judgment.HUMAN, *judges])
@@ -268,11 +271,12 @@ def score_judgments(split: str = "all", judges: list[str] | None = None,
 
 
 def feedback_judgments(split: str = "all", judges: list[str] | None = None,
-                       include_trial: bool = False) -> list[tuple]:
+                       include_trial: bool = False, *, study=None) -> list[tuple]:
     """(response id, source) of "which feedback is better" judgments on the split's
     instances (counted in the report's snapshot; not analysed)."""
     qs = without_trial_votes(
-        Judgment.objects.filter(kind=Judgment.Kind.FEEDBACK, response__isnull=False),
+        Judgment.objects.filter(kind=Judgment.Kind.FEEDBACK, response__isnull=False,
+                                response__instance__study_id=study_id(study)),
         include_trial).filter(_instance_filter(split, "response__instance__"))
     if judges is not None:
         qs = qs.filter(source__in=[Judgment.HUMAN, *judges])
@@ -308,12 +312,17 @@ def comparison_uuids(ids) -> dict[int, str]:
     return out
 
 
-def database_counts() -> dict:
-    """Whole-database counts for the snapshot (what existed when the report ran)."""
-    by_source = dict(Judgment.objects.values_list("source").annotate(n=Count("pk"))
+def database_counts(study=None) -> dict:
+    """The study's counts for the snapshot (what existed when the report ran). A judgment is
+    the study's through the instance it judged (a comparison's or a response's)."""
+    sid = study_id(study)
+    judgments = Judgment.objects.filter(Q(comparison__instance__study_id=sid)
+                                        | Q(response__instance__study_id=sid))
+    by_source = dict(judgments.values_list("source").annotate(n=Count("pk"))
                      .values_list("source", "n"))
-    last = Judgment.objects.aggregate(last=Max("created_at"))["last"]
-    return {"comparisons": Comparison.objects.count(), "responses": Response.objects.count(),
+    last = judgments.aggregate(last=Max("created_at"))["last"]
+    return {"comparisons": Comparison.objects.filter(instance__study_id=sid).count(),
+            "responses": Response.objects.filter(instance__study_id=sid).count(),
             "judgments_by_source": dict(sorted(by_source.items())),
-            "metric_scores": MetricScore.objects.count(),
+            "metric_scores": MetricScore.objects.filter(response__instance__study_id=sid).count(),
             "last_judgment_at": last.isoformat() if last else None}

@@ -14,6 +14,7 @@ from annotation.core.db_text import storage_problem
 from annotation.core.jobs import JobsBusy
 from annotation.core.permissions import analyst_required
 from judging.selectors import BASE_SPLITS, HUMAN, category_names, judge_names
+from studies.models import default_study_id
 
 from .models import Report, ReportFile
 from .reports.html import sections, summary, toc
@@ -60,7 +61,7 @@ class ReportForm(forms.Form):
 def report_list(request):
     splits = BASE_SPLITS + [f"category:{c}" for c in category_names()]
     return render(request, "agreement/report_list.html", {
-        "reports": Report.objects.only("uuid", "title", "status", "stage", "progress", "params",
+        "reports": Report.objects.filter(study_id=default_study_id()).only("uuid", "title", "status", "stage", "progress", "params",
                                        "snapshot", "created_at", "created_by")[:100],
         "form": ReportForm(), "splits": splits})
 
@@ -89,7 +90,7 @@ def report_start(request):
 
 @analyst_required
 def report_detail(request, report_uuid):
-    report = get_object_or_404(Report, uuid=report_uuid)
+    report = get_object_or_404(Report, uuid=report_uuid, study_id=default_study_id())
     files = list(report.files.values_list("name", flat=True))
     present = set(files)
 
@@ -113,7 +114,8 @@ def report_detail(request, report_uuid):
 def report_status(request, report_uuid):
     """What the report page polls while the report builds: status, stage, percent, error."""
     report = get_object_or_404(Report.objects.only(
-        "uuid", "status", "stage", "progress", "error"), uuid=report_uuid)
+        "uuid", "status", "stage", "progress", "error"), uuid=report_uuid,
+        study_id=default_study_id())
     return JsonResponse({"status": report.status, "stage": report.stage,
                          "progress": report.progress, "error": report.error,
                          "finished": report.status in (Report.Status.DONE, Report.Status.FAILED)})
@@ -122,7 +124,7 @@ def report_status(request, report_uuid):
 @analyst_required
 @require_POST
 def report_restart(request, report_uuid):
-    report = get_object_or_404(Report, uuid=report_uuid)
+    report = get_object_or_404(Report, uuid=report_uuid, study_id=default_study_id())
     try:
         if not restart_report(report):
             messages.error(request, "Only a failed report can be started again, and not while "
@@ -135,7 +137,8 @@ def report_restart(request, report_uuid):
 @analyst_required
 def report_file(request, report_uuid, name):
     f = None if storage_problem(name) else (  # a NUL in the URL never reaches the query
-        ReportFile.objects.filter(report__uuid=report_uuid, name=name).first())
+        ReportFile.objects.filter(report__uuid=report_uuid, name=name,
+                                  report__study_id=default_study_id()).first())
     if f is None:
         raise Http404("No such file in this report")
     response = HttpResponse(bytes(f.content), content_type=f.content_type)

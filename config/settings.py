@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and Redoc assets, served from our static (offline)
     "axes",  # failed sign-in lockout (annotation.core.lockout)
+    "studies",  # below every app: each may import it, it imports none
     "annotation",
     "judging",
     "agreement",
@@ -363,6 +364,8 @@ WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 8)  # 30 s … 6 h apart:
 # Test-only, like IMAGE_FETCH_ALLOW_LOOPBACK: receivers on this machine; never from the environment.
 WEBHOOK_ALLOW_LOOPBACK = False
 # --- Public submissions of new models (judging.submissions)
+# The study every row made before studies existed belongs to (and old URLs serve).
+DEFAULT_STUDY_SLUG = env_str("DEFAULT_STUDY_SLUG", "default")
 SUBMISSION_JUDGE = env_str("SUBMISSION_JUDGE", "")  # a pairwise judge's name; empty: closed
 SUBMISSION_BUDGET_CAP = env_float("SUBMISSION_BUDGET_CAP", 5.0)  # dollars per submission
 SUBMISSION_MAX_BYTES = env_int("SUBMISSION_MAX_BYTES", 20 * 1024 * 1024)

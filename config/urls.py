@@ -26,11 +26,13 @@ urlpatterns = [
     path("api/eval/", include("judging.api_urls")),
     path("api/agreement/", include("agreement.api_urls")),
     path("api/judges/", include("judging.judges.api_urls")),
+    path("api/studies/<slug:study_slug>/", include("judging.study_api_urls")),
     path("api/", include("annotation.api_urls")),
     path("eval/", include("judging.urls")),
     path("reports/", include("agreement.urls")),
     path("review/", include("agreement.review.urls")),
-    path("study/", include("agreement.home_urls")),  # the analyst's and admin's homes
+    path("study/", include("agreement.home_urls")),
+    path("s/", include("agreement.study_urls")),  # one study's pages (studies.access)  # the analyst's and admin's homes
     path("favicon.ico", public(RedirectView.as_view(url=lazy(static, str)("favicon.svg"),
                                                     permanent=True)), name="favicon"),
     path("pipeline/", include("annotation.pipeline.urls")),

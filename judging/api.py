@@ -51,6 +51,9 @@ class EvalModelViewSet(viewsets.ReadOnlyModelViewSet):
     lookup_value_regex = r"[^/\x00]+"  # any name (e.g. "gpt-4.1") but NUL, which no column holds
     queryset = EvalModel.objects.order_by("name")
 
+    def get_queryset(self):
+        return super().get_queryset().in_study()  # the default study's (names are per study)
+
     @extend_schema(request=None, responses=EvalModelSerializer)
     @action(detail=True, methods=["post"], url_path="set-reference",
             permission_classes=[IsAdmin])

@@ -110,8 +110,8 @@ class RatingHit(HitType):
     def clean_payload(self, payload: dict[str, Any]) -> dict[str, Any]:
         return super().clean_payload(_aliased(payload, self.aliases))
 
-    def prepare_rows(self, rows, *, seed):
-        return inline_rows_store(self.slug, rows, seed=seed)
+    def prepare_rows(self, rows, *, seed, study=None):
+        return inline_rows_store(self.slug, rows, seed=seed, study=study)
 
     def on_review_changed(self, assignment, *, rejected: bool) -> None:
         judgments_mark_rejected(assignment, rejected=rejected)

@@ -76,7 +76,7 @@ def leaderboard_build(judge: str = HUMAN, split: str = "all", *, exclude_blocked
                       include_trial: bool = False, bootstrap_rounds: int = 1000, seed: int = 0,
                       min_matches: int | None = None,
                       aggregation: str = vote_aggregation.MAJORITY,
-                      both_bad: str = "tie") -> Leaderboard:
+                      both_bad: str = "tie", study=None) -> Leaderboard:
     """Bradley-Terry rating with bootstrap 95 % CI and rank, online Elo, matches and the win
     rate against the human-verified reference (with n): ranked models best first, then the
     provisional ones (``min_matches``: the setting ``LEADERBOARD_MIN_MATCHES`` unless given).
@@ -85,8 +85,9 @@ def leaderboard_build(judge: str = HUMAN, split: str = "all", *, exclude_blocked
     judgments = pairwise_judgments_encoded(judge=judge, split=split,
                                            exclude_blocked=exclude_blocked,
                                            include_trial=include_trial,
-                                           aggregation=aggregation, both_bad=both_bad)
-    reference = reference_model_name()
+                                           aggregation=aggregation, both_bad=both_bad,
+                                           study=study)
+    reference = reference_model_name(study)
     board = Leaderboard(judge, split, len(judgments or ()), reference, bootstrap_rounds,
                         min_matches=min_matches, include_trial=include_trial,
                         aggregation=aggregation, both_bad=both_bad)
@@ -138,16 +139,17 @@ def declared_scale(source: str) -> list[int] | None:
 
 def score_leaderboard_build(judge: str = HUMAN, split: str = "all", *,
                             exclude_blocked: bool = False, include_trial: bool = False,
-                            bootstrap_rounds: int = 1000, seed: int = 0) -> ScoreLeaderboard:
+                            bootstrap_rounds: int = 1000, seed: int = 0,
+                            study=None) -> ScoreLeaderboard:
     """Mean grade per model with a bootstrap 95 % CI over items, rank and n, best first, for
     one source (scales differ between sources, so boards are never merged)."""
     rows = score_judgments(judge=judge, split=split, exclude_blocked=exclude_blocked,
-                           include_trial=include_trial)
+                           include_trial=include_trial, study=study)
     grades = [r[2] for r in rows]
     board = ScoreLeaderboard(judge, split, len(rows), len({(r[0], r[1]) for r in rows}),
                              declared_scale(judge), min(grades, default=None),
                              max(grades, default=None), bootstrap_rounds)
-    reference = reference_model_name()
+    reference = reference_model_name(study)
     board.rows = [{"rank": r.rank, "model": r.model, "mean": r.mean, "ci_low": r.ci_low,
                    "ci_high": r.ci_high, "n": r.n, "judgments": r.judgments,
                    "is_reference": r.model == reference}
@@ -158,14 +160,14 @@ def score_leaderboard_build(judge: str = HUMAN, split: str = "all", *,
 def category_win_rates(judge: str = HUMAN, *, exclude_blocked: bool = False,
                        include_trial: bool = False,
                        aggregation: str = vote_aggregation.MAJORITY,
-                       both_bad: str = "tie") -> dict:
+                       both_bad: str = "tie", study=None) -> dict:
     """{category: {model: (win rate vs reference, n)}} (VisIT-Bench fig. 8). Win rates need
     only counts, so the database counts the verdicts per (pair, outcome, category): a few
     thousand rows instead of one per verdict. Under a reliability model, one verdict per
     item (``aggregated_rows``)."""
-    reference = reference_model_name()
+    reference = reference_model_name(study)
     qs = (pairwise_judgments_qs(judge=judge, exclude_blocked=exclude_blocked,
-                                include_trial=include_trial, both_bad=both_bad)
+                                include_trial=include_trial, both_bad=both_bad, study=study)
           .exclude(comparison__instance__family__isnull=True))
     category = "comparison__instance__family__name"
     if vote_aggregation.check_aggregation(aggregation) == vote_aggregation.MAJORITY:

@@ -13,7 +13,8 @@ judgments it was computed from:
   from matching an older entry;
 - a per-source token that ``source_changed`` rotates, for writes that add no row (an edit in
   the admin, a rejection of the votes' work or its reversal);
-- the reference model, and the blocked workers when they are excluded;
+- the study (every part is of one study: None is the default one) and its reference model,
+  and the blocked workers when they are excluded;
 - how a pairwise board counts its votes (``aggregation``, ``both_bad``: in its parameters);
 - the trial batches when their votes are left out (``Batch.trial``), so marking a batch as a
   trial (or not) shows at once; ``LEADERBOARD_MIN_MATCHES``, so a new threshold does too.
@@ -56,11 +57,12 @@ _PREFIX = "ratings:v2"  # a new version when the entries change shape
 
 def get_or_compute(part: str, compute: Callable[[], Any], *, source: str | None,
                    params: dict | None = None, exclude_blocked: bool = False,
-                   include_trial: bool = False) -> Any:
+                   include_trial: bool = False, study=None) -> Any:
     """The cached value of ``part`` for ``source`` (``ALL_SOURCES``: every source) and
     ``params``, or ``compute()`` stored under it. The one entry point: every part goes
     through it."""
-    key = _key(part, source, params or {}, exclude_blocked, include_trial)
+    key = _key(part, source, params or {}, exclude_blocked, include_trial,
+               selectors.study_id(study))
     value = _fresh(key, cache.get(key), source)
     if value is not None:
         return value
@@ -80,14 +82,14 @@ def source_changed(source: str) -> None:
 def leaderboard(judge: str = HUMAN, split: str = "all", *, exclude_blocked: bool = False,
                 include_trial: bool = False, bootstrap_rounds: int = PAGE_ROUNDS,
                 seed: int = 0, aggregation: str = MAJORITY,
-                both_bad: str = "tie") -> leaderboards.Leaderboard:
+                both_bad: str = "tie", study=None) -> leaderboards.Leaderboard:
     params = {"split": split, "rounds": bootstrap_rounds, "seed": seed,
               **_counting(aggregation, both_bad)}
     return get_or_compute("pairwise", lambda: leaderboards.leaderboard_build(
         judge, split, exclude_blocked=exclude_blocked, include_trial=include_trial,
         bootstrap_rounds=bootstrap_rounds, seed=seed, aggregation=aggregation,
-        both_bad=both_bad), source=judge, params=params,
-        exclude_blocked=exclude_blocked, include_trial=include_trial)
+        both_bad=both_bad, study=study), source=judge, params=params,
+        exclude_blocked=exclude_blocked, include_trial=include_trial, study=study)
 
 
 def _counting(aggregation: str, both_bad: str) -> dict:
@@ -99,21 +101,22 @@ def _counting(aggregation: str, both_bad: str) -> dict:
 
 def score_leaderboard(judge: str = HUMAN, split: str = "all", *, exclude_blocked: bool = False,
                       include_trial: bool = False, bootstrap_rounds: int = PAGE_ROUNDS,
-                      seed: int = 0) -> leaderboards.ScoreLeaderboard:
+                      seed: int = 0, study=None) -> leaderboards.ScoreLeaderboard:
     params = {"split": split, "rounds": bootstrap_rounds, "seed": seed}
     return get_or_compute("scores", lambda: leaderboards.score_leaderboard_build(
         judge, split, exclude_blocked=exclude_blocked, include_trial=include_trial,
-        bootstrap_rounds=bootstrap_rounds, seed=seed), source=judge, params=params,
-        exclude_blocked=exclude_blocked, include_trial=include_trial)
+        bootstrap_rounds=bootstrap_rounds, seed=seed, study=study), source=judge, params=params,
+        exclude_blocked=exclude_blocked, include_trial=include_trial, study=study)
 
 
 def leaderboard_page(judge: str = HUMAN, split: str = "all", *,
                      exclude_blocked: bool = False, include_trial: bool = False,
-                     aggregation: str = MAJORITY, both_bad: str = "tie") -> dict:
+                     aggregation: str = MAJORITY, both_bad: str = "tie",
+                     study=None) -> dict:
     """What the leaderboard page shows of one source: its boards (the entries the API, the
     downloads and the plots read too), the sampling behind them and its categories; one entry,
     so a cached page checks one stamp."""
-    votes = {"exclude_blocked": exclude_blocked, "include_trial": include_trial}
+    votes = {"exclude_blocked": exclude_blocked, "include_trial": include_trial, "study": study}
     counting = _counting(aggregation, both_bad)
 
     def compute():
@@ -121,26 +124,28 @@ def leaderboard_page(judge: str = HUMAN, split: str = "all", *,
                 "scores": score_leaderboard(judge, split, **votes),
                 "sampling": selectors.comparison_sampling_counts(
                     judge=judge, split=split, **votes),
-                "categories": selectors.category_names(judge)}
+                "categories": selectors.category_names(judge, study)}
     return get_or_compute("page", compute, source=judge, params={"split": split, **counting},
                           **votes)
 
 
-def leaderboard_sources() -> list[str]:
-    return get_or_compute("sources", selectors.leaderboard_sources, source=ALL_SOURCES)
+def leaderboard_sources(study=None) -> list[str]:
+    return get_or_compute("sources", lambda: selectors.leaderboard_sources(study),
+                          source=ALL_SOURCES, study=study)
 
 
 # ---------------------------------------------------------------- keys and stamps
 
 
 def _key(part: str, source: str | None, params: dict, exclude_blocked: bool,
-         include_trial: bool = False) -> str:
+         include_trial: bool = False, study_id: int | None = None) -> str:
     """The cache key: the part, its parameters and the stamp, hashed (a source name may hold
     any character; some caches refuse spaces and control characters in keys)."""
     token = cache.get(_token_key(source)) or ""
     blocked = _blocked_workers() if exclude_blocked else ()
     trial = () if include_trial else _trial_batches()
-    raw = repr((part, source, sorted(params.items()), exclude_blocked, _stamp(source), token,
+    raw = repr((part, source, study_id, sorted(params.items()), exclude_blocked,
+                _stamp(source, study_id), token,
                 blocked, include_trial, trial, settings.LEADERBOARD_MIN_MATCHES))
     return f"{_PREFIX}:{part}:{hashlib.sha256(raw.encode()).hexdigest()}"
 
@@ -158,7 +163,7 @@ def _scope(source: str | None):
     return qs if source is ALL_SOURCES else qs.filter(source=source)
 
 
-def _stamp(source: str | None) -> tuple:
+def _stamp(source: str | None, study_id: int | None = None) -> tuple:
     """(id, uuid) of the newest judgment in scope and the reference model, in one query: the
     newest id is a descent of the ``(source, id)`` index (the primary key's for every source)
     without reading the table; the row is then read by primary key. (Asked as "newest row
@@ -166,11 +171,12 @@ def _stamp(source: str | None) -> tuple:
     other sources.)"""
     newest = (_scope(source).order_by().annotate(scope=Value(1)).values("scope")
               .annotate(top=Max("pk")).values("top"))
-    reference = EvalModel.objects.filter(is_reference=True).values("name")[:1]
+    reference = EvalModel.objects.filter(is_reference=True,
+                                         study_id=selectors.study_id(study_id)).values("name")[:1]
     row = (Judgment.objects.filter(pk=Subquery(newest))
            .annotate(reference=Subquery(reference)).values_list("pk", "uuid", "reference")
            .first())
-    return row or (None, None, selectors.reference_model_name())
+    return row or (None, None, selectors.reference_model_name(study_id))
 
 
 def _count(source: str | None) -> int:

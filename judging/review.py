@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Q
 
 from annotation.models import Task
+from studies.models import default_study_id
 
 from .hits import conversation_turns, instance_images
 from .models import Comparison, EvalModel, Judgment
@@ -32,9 +33,11 @@ OUTCOMES = ("A", "B", "tie", "bad")  # "bad": both are bad, where a batch offers
 
 
 def _votes():
-    """Every counted pairwise vote of any source (gold items left out)."""
+    """Every counted pairwise vote of any source on the default study's items (gold items
+    left out): the review pages are the default study's."""
     return Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE, comparison__isnull=False,
-                                   choice__in=OUTCOMES, comparison__gold_choice="")
+                                   choice__in=OUTCOMES, comparison__gold_choice="",
+                                   comparison__instance__study_id=default_study_id())
 
 
 def is_split(counts: dict[str, int]) -> bool:
@@ -128,7 +131,7 @@ def review_listing(*, kind: str = ANY, judge: str = "", pair: str = "",
                 kind == ANY and not (split or disagreeing)):
             continue
         rows.append(ReviewRow(item[0], item[1], counts, majority, split, disagreeing, ruling))
-    names = dict(EvalModel.objects.values_list("pk", "name"))
+    names = dict(EvalModel.objects.in_study().values_list("pk", "name"))
     pairs = sorted({pair_value(m) for m in models.values()},
                    key=lambda v: [names.get(int(i), "") for i in v.split("-")])
     return ReviewListing(

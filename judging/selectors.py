@@ -15,12 +15,17 @@ count nowhere unless ``include_trial`` (``without_trial_votes``).
 An automatic judge counts once per item and turn: its verdicts written under an earlier judge
 or template version stay in the table for audit, but only the latest are read
 (``current_verdicts``). Every human vote counts.
+
+Every read is of one study (``study``: a ``Study``, its id, or None for the default study,
+which is what every caller from before studies reads): a verdict belongs to the study of the
+instance it judged.
 """
 import numpy as np
 from django.db.models import Count, Exists, OuterRef, Q
 
 from annotation.core import analytic
 from annotation.models import Assignment, Instance
+from studies.models import study_pk as study_id
 
 from . import ratings, vote_aggregation
 from .models import EvalModel, Judgment, Response
@@ -92,17 +97,18 @@ def without_trial_votes(qs, include_trial: bool = False):
                       .values("pk"))
 
 
-def submitted_model_names() -> set[str]:
-    """Models on the boards through a public submission (marked so on the pages)."""
-    return set(EvalModel.objects.filter(submission__isnull=False)
+def submitted_model_names(study=None) -> set[str]:
+    """Models on the study's boards through a public submission (marked so on the pages)."""
+    return set(EvalModel.objects.in_study(study).filter(submission__isnull=False)
                .exclude(submission__status="withdrawn").values_list("name", flat=True))
 
 
 def pairwise_judgments_qs(*, judge: str = HUMAN, split: str = "all",
                           exclude_blocked: bool = False, include_trial: bool = False,
-                          both_bad: str = "tie"):
+                          both_bad: str = "tie", study=None):
     qs = (Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE, source=judge,
-                                  comparison__isnull=False, choice__in=ratings.VOTES)
+                                  comparison__isnull=False, choice__in=ratings.VOTES,
+                                  comparison__instance__study_id=study_id(study))
           .filter(comparison__gold_choice="").filter(_split_filter(split)))
     if vote_aggregation.check_both_bad(both_bad) == "exclude":
         qs = qs.exclude(choice="bad")
@@ -122,26 +128,26 @@ RATING_ROW = ("comparison__response_a__model__name", "comparison__response_b__mo
 
 
 def pairwise_judgments(*, judge: str = HUMAN, split: str = "all",
-                       exclude_blocked: bool = False, include_trial: bool = False) -> list[tuple]:
+                       exclude_blocked: bool = False, include_trial: bool = False, study=None) -> list[tuple]:
     """``(model_a, model_b, outcome, timestamp)`` rows in timestamp order: the winning model is
     the comparison's on-screen side the judge chose, so randomized sides never blur it."""
     return list(
         pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked,
-                              include_trial=include_trial)
+                              include_trial=include_trial, study=study)
         .order_by("created_at", "pk").values_list(*RATING_ROW))
 
 
 def pairwise_judgments_encoded(*, judge: str = HUMAN, split: str = "all",
                                exclude_blocked: bool = False, include_trial: bool = False,
                                aggregation: str = vote_aggregation.MAJORITY,
-                               both_bad: str = "tie"):
+                               both_bad: str = "tie", study=None):
     """``pairwise_judgments`` as ``ratings.Judgments`` (what the ratings compute on), or None
     when there is none. Same rows, same order; read as model ids and the choice straight from
     the cursor, so a million rows cost no model instances, names or datetimes (the ORM's
     per-row conversions were most of a first leaderboard view). Under a reliability model
     (``aggregation``), one row per item instead (``aggregated_rows``)."""
     qs = (pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked,
-                                include_trial=include_trial, both_bad=both_bad)
+                                include_trial=include_trial, both_bad=both_bad, study=study)
           .order_by("created_at", "pk"))
     if vote_aggregation.check_aggregation(aggregation) == vote_aggregation.MAJORITY:
         return encoded_rows(analytic.rows(qs.values_list(*RATING_IDS)))
@@ -166,13 +172,13 @@ def aggregated_rows(qs, aggregation: str, *extra: str) -> list[tuple]:
 
 
 def pairwise_counts(*, judge: str = HUMAN, split: str = "all", exclude_blocked: bool = False,
-                    include_trial: bool = False):
+                    include_trial: bool = False, study=None):
     """``ratings.pair_counts`` of ``pairwise_judgments`` — ``(models, wins, ties)`` — counted by
     the database (one row per model pair and outcome, not one per verdict), or None when there
     is none. All Bradley-Terry and its bootstrap need; online Elo needs the rows in order."""
     rows = analytic.rows(pairwise_judgments_qs(judge=judge, split=split,
                                                exclude_blocked=exclude_blocked,
-                                               include_trial=include_trial)
+                                               include_trial=include_trial, study=study)
                     .order_by().values_list(*RATING_IDS).annotate(n=Count("pk")))
     cells = encoded_rows(rows)
     if cells is None:
@@ -206,13 +212,13 @@ def encoded_rows(rows: list[tuple]):
 
 def comparison_majorities(*, judge: str = HUMAN, split: str = "all",
                           exclude_blocked: bool = False,
-                          include_trial: bool = False) -> list[dict]:
+                          include_trial: bool = False, study=None) -> list[dict]:
     """Per comparison (and turn): the majority of its votes and the agreement level (5/5 …)."""
     votes: dict[tuple, list] = {}
     names: dict[tuple, tuple] = {}
     for uuid, turn, a, b, choice in (
         pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked,
-                              include_trial=include_trial)
+                              include_trial=include_trial, study=study)
         .order_by("comparison_id", "turn", "created_at")
         .values_list("comparison__uuid", "turn", "comparison__response_a__model__name",
                      "comparison__response_b__model__name", "choice")):
@@ -228,21 +234,21 @@ def comparison_majorities(*, judge: str = HUMAN, split: str = "all",
     return out
 
 
-def counted_grades():
+def counted_grades(study=None):
     """Every grade that counts, of any source: grades of models' own answers (ablation
     conditions, where turns were replaced by the reference, are not the model's work), gold
     tasks left out, each judge's latest generation only. Boards and reports read these."""
     return current_verdicts(
         Judgment.objects.filter(kind=Judgment.Kind.SCORE, response__isnull=False,
-                                score__isnull=False,
+                                score__isnull=False, response__instance__study_id=study_id(study),
                                 response__condition=Response.Condition.GENERATED)
         .exclude(assignment__task__is_gold=True), "response")
 
 
 def score_judgments_qs(*, judge: str = HUMAN, split: str = "all", exclude_blocked: bool = False,
-                       include_trial: bool = False):
+                       include_trial: bool = False, study=None):
     """One source's counted grades on the split."""
-    qs = counted_grades().filter(source=judge).filter(_split_filter(split, "response__instance__"))
+    qs = counted_grades(study).filter(source=judge).filter(_split_filter(split, "response__instance__"))
     qs = qs.exclude(response__model_id__in=withdrawn_models())
     if exclude_blocked:
         qs = qs.exclude(worker__blocked=True)
@@ -250,11 +256,11 @@ def score_judgments_qs(*, judge: str = HUMAN, split: str = "all", exclude_blocke
 
 
 def score_judgments(*, judge: str = HUMAN, split: str = "all",
-                    exclude_blocked: bool = False, include_trial: bool = False) -> list[tuple]:
+                    exclude_blocked: bool = False, include_trial: bool = False, study=None) -> list[tuple]:
     """``(model, (response id, turn), score)`` rows, what ``judging.scores`` takes."""
     return [(model, (response, turn), score) for model, response, turn, score in
             score_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked,
-                              include_trial=include_trial)
+                              include_trial=include_trial, study=study)
             .order_by("created_at", "pk")
             .values_list("response__model__name", "response_id", "turn", "score")]
 
@@ -263,37 +269,41 @@ def _human_first(names) -> list[str]:
     return sorted(set(names), key=lambda n: (n != HUMAN, n))
 
 
-def judge_names() -> list[str]:
+def judge_names(study=None) -> list[str]:
     """Every judge with pairwise verdicts: 'human' first, then automatic judges by name."""
     return _human_first(Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE,
-                                                comparison__isnull=False)
+                                                comparison__isnull=False,
+                                                comparison__instance__study_id=study_id(study))
                         .values_list("source", flat=True).distinct())
 
 
-def score_judge_names() -> list[str]:
+def score_judge_names(study=None) -> list[str]:
     """Every source with grades: 'human' first, then grading judges by name."""
     return _human_first(Judgment.objects.filter(kind=Judgment.Kind.SCORE, response__isnull=False,
-                                                score__isnull=False)
+                                                score__isnull=False,
+                                                response__instance__study_id=study_id(study))
                         .values_list("source", flat=True).distinct())
 
 
-def leaderboard_sources() -> list[str]:
+def leaderboard_sources(study=None) -> list[str]:
     """Sources with a pairwise or a score board."""
-    return _human_first([*judge_names(), *score_judge_names()])
+    return _human_first([*judge_names(study), *score_judge_names(study)])
 
 
-def category_names(judge: str = HUMAN) -> list[str]:
+def category_names(judge: str = HUMAN, study=None) -> list[str]:
     """Instruction categories the source judged, pairwise or graded."""
-    pairwise = (pairwise_judgments_qs(judge=judge)
+    pairwise = (pairwise_judgments_qs(judge=judge, study=study)
                 .exclude(comparison__instance__family__isnull=True)
                 .values_list("comparison__instance__family__name", flat=True).order_by())
-    graded = (score_judgments_qs(judge=judge).exclude(response__instance__family__isnull=True)
+    graded = (score_judgments_qs(judge=judge, study=study).exclude(response__instance__family__isnull=True)
               .values_list("response__instance__family__name", flat=True).order_by())
     return sorted(set(pairwise.union(graded)))  # one query (UNION drops duplicates)
 
 
-def reference_model_name() -> str | None:
-    return EvalModel.objects.filter(is_reference=True).values_list("name", flat=True).first()
+def reference_model_name(study=None) -> str | None:
+    """The study's reference model (each study has at most one)."""
+    return (EvalModel.objects.filter(is_reference=True, study_id=study_id(study))
+            .values_list("name", flat=True).first())
 
 
 def judge_ordering_results(judges: list[str]) -> list[tuple[str, str, str, dict]]:
@@ -309,12 +319,12 @@ def judge_ordering_results(judges: list[str]) -> list[tuple[str, str, str, dict]
 
 
 def comparison_sampling_counts(*, judge: str = HUMAN, split: str = "all",
-                               exclude_blocked: bool = False, include_trial: bool = False
+                               exclude_blocked: bool = False, include_trial: bool = False, study=None
                                ) -> list[tuple[str, int]]:
     """``[(sampling mode, comparisons)]`` behind a leaderboard's judgments, most first: which
     sampling produced the data (comparisons stored before modes were recorded: "unrecorded")."""
     counts = (pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked,
-                              include_trial=include_trial)
+                              include_trial=include_trial, study=study)
               .order_by().values_list("comparison__sampling")
               .annotate(n=Count("comparison", distinct=True)))
     return sorted(((mode or "unrecorded", n) for mode, n in counts), key=lambda x: (-x[1], x[0]))

@@ -17,21 +17,31 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils import timezone
 
-ROLES = ("anonymous", "annotator", "other_annotator", "analyst", "admin")
+# other_study: the owner of another study, holding no deployment-wide role: sees and changes
+# nothing of the default study (whose pages and API every URL below serves).
+ROLES = ("anonymous", "annotator", "other_annotator", "analyst", "admin", "other_study")
 
 # Status classes. "ok" = 2xx; "redirect" = a 302 that is not to a login page; "login" = 302 to
 # /accounts/login/; "admin_login" = 302 to /admin/login/; ints are exact status codes.
 # A value ("GET", 405) means: probe with GET instead of the entry's method, expect 405.
 GET405 = ("GET", 405)
 ANALYST_PAGE = dict(anonymous="login", annotator=403, other_annotator=403, analyst="ok",
-                    admin="ok")
-ADMIN_PAGE = dict(anonymous="login", annotator=403, other_annotator=403, analyst=403, admin="ok")
+                    admin="ok", other_study=403)
+ADMIN_PAGE = dict(anonymous="login", annotator=403, other_annotator=403, analyst=403, admin="ok",
+                  other_study=403)
 ANNOTATOR_PAGE = dict(anonymous="login", annotator="ok", other_annotator="ok", analyst=403,
-                      admin=403)
-ANALYST_API = dict(anonymous=401, annotator=403, other_annotator=403, analyst="ok", admin="ok")
-ADMIN_API = dict(anonymous=401, annotator=403, other_annotator=403, analyst=403, admin="ok")
+                      admin=403, other_study=403)
+ANALYST_API = dict(anonymous=401, annotator=403, other_annotator=403, analyst="ok", admin="ok",
+                   other_study=403)
+ADMIN_API = dict(anonymous=401, annotator=403, other_annotator=403, analyst=403, admin="ok",
+                 other_study=403)
 ANNOTATOR_API = dict(anonymous=401, annotator="ok", other_annotator="ok", analyst=403,
-                     admin=403)
+                     admin=403, other_study=403)
+# A study's pages and API (the default study's here; the global analyst role is its analyst):
+# anyone who is no member gets the 404 of a missing study, never a 403 naming it.
+STUDY_PAGE = dict(anonymous="login", annotator=404, other_annotator=404, analyst="ok",
+                  admin="ok", other_study=404)
+STUDY_BOARD = dict(STUDY_PAGE, anonymous=404)  # a private study's board: no sign-in offered
 PUBLIC = {role: "ok" for role in ROLES}
 # Submitter pages and API: none of the roles above holds the submitter role (its own access,
 # and another submitter's 404, are in tests/judging/submissions).
@@ -50,9 +60,12 @@ EXPECTED = {
     # Accounts, schema, media.
     "login": ("GET", {}, PUBLIC),
     "logout": ("POST", {}, {role: "login" for role in ROLES}),  # harmless: own client
-    "api-schema": ("GET", {}, dict(ANALYST_API, annotator="ok", other_annotator="ok")),
-    "api-docs": ("GET", {}, dict(ANALYST_API, annotator="ok", other_annotator="ok")),
-    "api-redoc": ("GET", {}, dict(ANALYST_API, annotator="ok", other_annotator="ok")),
+    "api-schema": ("GET", {}, dict(ANALYST_API, annotator="ok", other_annotator="ok",
+                                      other_study="ok")),
+    "api-docs": ("GET", {}, dict(ANALYST_API, annotator="ok", other_annotator="ok",
+                                      other_study="ok")),
+    "api-redoc": ("GET", {}, dict(ANALYST_API, annotator="ok", other_annotator="ok",
+                                      other_study="ok")),
     "<media>": ("GET", {"path": "media_path"}, PUBLIC),  # deliberately public, see config.urls
     # DRF router roots: default permission (staff only).
     "api-root": ("GET", {}, ADMIN_API),
@@ -68,6 +81,10 @@ EXPECTED = {
     # The benchmark kit: submitters (tests/judging/submissions/test_kit.py) and analysts.
     "eval-kit": ("GET", {}, ANALYST_API),
     "eval-submission": ("GET", {"submission_uuid": ANY_UUID}, SUBMITTER_API),
+    # A study's boards in the API.
+    "study-api-root": ("GET", {"study_slug": "study"}, STUDY_BOARD),
+    "study-leaderboard": ("GET", {"study_slug": "study"}, STUDY_BOARD),
+    "study-score-leaderboard": ("GET", {"study_slug": "study"}, STUDY_BOARD),
     # Agreement API (analysts may start reports and metric runs; probed with GET only).
     "agreement-report-list": ("GET", {}, ANALYST_API),
     "agreement-report-detail": ("GET", {"uuid": "report"}, ANALYST_API),
@@ -117,6 +134,10 @@ EXPECTED = {
     "judging:kit": ("GET", {}, ANALYST_PAGE),  # and submitters (tests/judging/submissions)
     "judging:my_board": ("GET", {}, SUBMITTER_PAGE),
     "judging:submission_status": ("GET", {"submission_uuid": ANY_UUID}, SUBMITTER_PAGE),
+    # A study's pages; the list shows each user only their own studies.
+    "studies:list": ("GET", {}, dict({role: "ok" for role in ROLES}, anonymous="login")),
+    "studies:home": ("GET", {"study_slug": "study"}, STUDY_PAGE),
+    "studies:board": ("GET", {"study_slug": "study"}, STUDY_BOARD),
     # Agreement reports.
     "agreement:report_list": ("GET", {}, ANALYST_PAGE),
     "agreement:report_start": ("POST", {}, _post_only(ANALYST_PAGE)),
@@ -148,6 +169,7 @@ EXPECTED = {
     "console:review": ("GET", {"batch_uuid": "batch"}, ADMIN_PAGE),
     "console:block": ("GET", {"batch_uuid": "batch"}, dict(ADMIN_PAGE, admin=404)),  # no ?worker
     # "/" sends each signed-in role to its own home, anonymous visitors to sign in.
+    # (a member of a study without a deployment-wide role: to the list of their studies)
     "annotation:home": ("GET", {}, dict({role: "redirect" for role in ROLES}, anonymous="login")),
     "favicon": ("GET", {}, {role: 301 for role in ROLES}),  # → the static SVG
     "homes:analyst": ("GET", {}, ANALYST_PAGE),
@@ -162,13 +184,13 @@ EXPECTED = {
     # Public view guarded by ownership: everyone but the owner gets 404.
     "annotation:assignment": ("GET", {"assignment_uuid": "assignment"},
                               dict(anonymous=404, annotator="ok", other_annotator=404,
-                                   analyst=404, admin=404)),
+                                   analyst=404, admin=404, other_study=404)),
     "annotation:assignment_skip": ("POST", {"assignment_uuid": "assignment"},
                                    dict(anonymous=404, annotator=GET405, other_annotator=404,
-                                        analyst=404, admin=404)),
+                                        analyst=404, admin=404, other_study=404)),
     "annotation:assignment_problem": ("POST", {"assignment_uuid": "assignment"},
                                       dict(anonymous=404, annotator=GET405, other_annotator=404,
-                                           analyst=404, admin=404)),
+                                           analyst=404, admin=404, other_study=404)),
     # Marketplace entry points: public, their own checks apply. Without marketplace
     # parameters, Prolific arrival and completion are refused; the fixture's task is in a local
     # batch, which the MTurk page does not know (404, even for a preview).
@@ -182,7 +204,8 @@ EXPECTED = {
 # Admin URLs are covered by a rule: the login page is open, the rest is staff only and everyone
 # else is sent to the admin login.
 ADMIN_RULE = dict(anonymous="admin_login", annotator="admin_login",
-                  other_annotator="admin_login", analyst="admin_login", admin="staff_ok")
+                  other_annotator="admin_login", analyst="admin_login", admin="staff_ok",
+                  other_study="admin_login")
 # The admin is read-only for engine/provider records: staff get 403 on these "add" pages.
 ADMIN_NO_ADD = dict(ADMIN_RULE, admin=403)
 ADMIN_SPECIAL = {
@@ -261,7 +284,7 @@ def test_every_url_has_an_explicit_permission():
 
 
 @pytest.fixture
-def world(db, alice, bob, analyst, admin):
+def world(db, alice, bob, analyst, admin, django_user_model):
     """Real objects for every URL parameter; the assignment is leased to the annotator."""
     from agreement.models import MetricRun, Report, ReportFile
     from annotation.engine.services.claims import task_claim_next
@@ -282,6 +305,11 @@ def world(db, alice, bob, analyst, admin):
                                  base_url="http://127.0.0.1:9/v1", model_name="stand-in",
                                  price_in_per_1k=Decimal("0"), price_out_per_1k=Decimal("0"))
     media_path = default_storage.save("perm/probe.txt", ContentFile(b"probe"))
+    from studies.models import Study, StudyMembership
+    from studies.selectors import study_default
+    elsewhere = Study.objects.create(name="Elsewhere", slug="elsewhere")
+    other_study = django_user_model.objects.create_user(username="owen_other_study")
+    StudyMembership.objects.create(user=other_study, study=elsewhere, role="owner")
     values = {
         "batch": batch.uuid, "task": assignment.task.uuid, "assignment": assignment.uuid,
         "worker": assignment.worker.uuid, "report": report.uuid, "report_file": "table.csv",
@@ -290,8 +318,10 @@ def world(db, alice, bob, analyst, admin):
                                              created_at=now).uuid,
         "model_name": EvalModel.objects.create(name="permmodel").name,
         "media_path": media_path, "format": "json", "comparison": _comparison().uuid,
+        "study": study_default().slug,
     }
-    users = {"annotator": alice, "other_annotator": bob, "analyst": analyst, "admin": admin}
+    users = {"annotator": alice, "other_annotator": bob, "analyst": analyst, "admin": admin,
+             "other_study": other_study}
     yield values, users
     default_storage.delete(media_path)
 
@@ -327,9 +357,11 @@ def test_access(world, route, key, method, role, expected):
 
 @pytest.mark.parametrize("route,key", [pytest.param(r, k, id=r) for r, k in all_patterns()
                                        if r.startswith("admin/")])
-def test_admin_access(db, route, key, alice, bob, analyst, admin):
+def test_admin_access(db, route, key, alice, bob, analyst, admin, django_user_model):
     """Admin URLs by rule (one test per URL, all roles, to keep ~190 patterns fast)."""
-    users = {"annotator": alice, "other_annotator": bob, "analyst": analyst, "admin": admin}
+    other_study = django_user_model.objects.create_user(username="owen_other_study")
+    users = {"annotator": alice, "other_annotator": bob, "analyst": analyst, "admin": admin,
+             "other_study": other_study}
     method, table = ADMIN_SPECIAL.get(key, ("GET", ADMIN_RULE))
     for role in ROLES:
         _check(route, key, method, role, table[role], {}, users)

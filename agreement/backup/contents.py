@@ -1,6 +1,6 @@
 """What a study backup holds: the models (in load order), their archive members and media files.
 
-A study is every row of the apps ``annotation``, ``judging`` and ``agreement`` plus the
+A study is every row of the apps ``studies``, ``annotation``, ``judging`` and ``agreement`` plus the
 accounts behind the Workers: ``auth.User`` (password hashes included) and ``auth.Group``.
 Left out on purpose: sessions, API tokens (``authtoken``: bearer secrets), the admin log, and
 content types / permissions, which ``migrate`` recreates and which are referred to by natural key.
@@ -9,9 +9,12 @@ from django.apps import apps
 from django.conf import settings
 from django.db.models import FileField, Model
 
-STUDY_APPS = ("annotation", "judging", "agreement")
+STUDY_APPS = ("studies", "annotation", "judging", "agreement")
 # Apps whose migration state must match for the archive's tables to fit the database's.
-MIGRATION_APPS = ("contenttypes", "auth", "annotation", "judging", "agreement")
+MIGRATION_APPS = ("contenttypes", "auth", "studies", "annotation", "judging", "agreement")
+# Rows a freshly migrated database holds that the archive replaces: the default study
+# (studies 0002), which nothing refers to while every other table is empty.
+REPLACED = frozenset({"studies.study"})
 # Groups are matched by name, not by id: `migrate` creates the role groups itself
 # (annotation.0002_roles), so a freshly migrated database already has them.
 MERGED_BY_NAME = frozenset({"auth.group"})
@@ -43,7 +46,7 @@ def tables_that_must_be_empty() -> list[type[Model]]:
     """Every table restored with its ids, m2m link tables included (groups are merged)."""
     out = []
     for model in study_models():
-        if model._meta.label_lower in MERGED_BY_NAME:
+        if model._meta.label_lower in MERGED_BY_NAME | REPLACED:
             continue
         out.append(model)
         out.extend(f.remote_field.through for f in model._meta.local_many_to_many

@@ -19,6 +19,7 @@ import zipfile
 import zlib
 from pathlib import PurePosixPath
 
+from django.apps import apps
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.core.management.color import no_style
@@ -34,10 +35,12 @@ from django.db import (
 
 from annotation.core.jobs import occupying
 from annotation.core.row_checks import database_refusal, object_problem
+from studies.models import default_study_forget
 
 from . import manifest as manifest_lib
 from .contents import (
     MERGED_BY_NAME,
+    REPLACED,
     all_tables_models,
     data_member,
     media_member,
@@ -165,6 +168,14 @@ def _check_empty(using: str) -> None:
                 "has rows. Restore into a freshly migrated database without study data.")
 
 
+def _drop_replaced(using: str) -> None:
+    """The fresh database's own default study goes; the archive's studies come instead (with
+    their ids, which every restored row refers to)."""
+    for label in REPLACED:
+        apps.get_model(label)._base_manager.using(using).all().delete()
+    default_study_forget()  # its remembered id is gone (harmless if the restore rolls back)
+
+
 def _bulk_insertable(model) -> bool:
     """``bulk_create`` skips raw mode, so it would stamp auto_now(_add) fields with the restore
     time; such models, multi-table children and rows merged by name go through
@@ -281,6 +292,7 @@ def _import_study(path: str | os.PathLike, using: str) -> dict:
             _write_media(zf, plan, written)  # storage I/O (maybe S3) outside the transaction
             with transaction.atomic(using=using):
                 _check_empty(using)
+                _drop_replaced(using)
                 _load_rows(zf, models, using)
                 _check_counts(manifest, models, using)
                 _check_constraints(using)

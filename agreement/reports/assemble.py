@@ -54,7 +54,7 @@ def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
         lengths = selectors.response_word_counts(response_ids)
         bias_section, length_boxes = biases(verdicts, lengths, scores.by_source)
         feedback = selectors.feedback_judgments(params.split, params.judges,
-                                                params.include_trial)
+                                                params.include_trial, study=params.study)
         progress("statistics: reliability and ratings", 72)
         reliability, (boards, system, categories) = in_child.result()
     counts = report_counts(verdicts, scores, feedback, accuracy_items)

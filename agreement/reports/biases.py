@@ -79,7 +79,7 @@ def biases(verdicts: PairwiseVerdicts, lengths: dict[int, int], score_rows: dict
                 st.lengths_by_score, [scores[k] for k in graded],
                 [lengths[k[0]] for k in graded])
     # self-preference: a judge's family vs the human majority on the same items
-    families = selectors.model_families()
+    families = selectors.model_families(verdicts.params.study)
     for judge in verdicts.judges:
         family = verdicts.params.judge_families.get(judge) or _infer_family(judge, families)
         if not family:

@@ -27,6 +27,10 @@ class ReportParams:
     aggregation: str = MAJORITY
     judge_families: dict[str, str] = field(default_factory=dict)
     metric_options: dict = field(default_factory=dict)
+    # The study read (its id; None: the default study). Not a parameter of the numbers but
+    # the report's scope, kept on ``Report.study``: left out of ``as_dict`` so a report's
+    # stored parameters and data read the same as before studies existed.
+    study: int | None = field(default=None, compare=False)
 
     def as_dict(self) -> dict:
         return {"judges": self.judges, "split": self.split, "seed": self.seed,
@@ -38,7 +42,8 @@ class ReportParams:
 
     @classmethod
     def from_dict(cls, d: dict) -> ReportParams:
-        p = cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+        p = cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__
+                   and k != "study"})
         if p.bootstrap_rounds < 0 or p.bootstrap_rounds > 10_000:
             raise ValueError("bootstrap_rounds must be within 0..10000")
         if p.aggregation not in AGGREGATIONS:

@@ -43,7 +43,8 @@ def score_analysis(params: ReportParams, metric_scores: dict[str, dict[int, floa
     """Score reliability, human-vs-judge score correlation at the instance and the system
     level (for every grading judge and every metric of ``metric_scores``), and scores by
     source."""
-    rows = selectors.score_judgments(params.split, params.judges, params.include_trial)
+    rows = selectors.score_judgments(params.split, params.judges, params.include_trial,
+                                     study=params.study)
     human: dict[str, dict] = defaultdict(dict)
     judge: dict[str, dict] = defaultdict(dict)
     model_of: dict[int, str] = {}

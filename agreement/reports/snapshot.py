@@ -85,7 +85,7 @@ def report_snapshot(verdicts: PairwiseVerdicts, scores: ScoreAnalysis, counts: d
         "bootstrap_rounds": rounds,
         "reference_model": verdicts.reference,
         "counts": counts,
-        "database": selectors.database_counts(),
+        "database": selectors.database_counts(params.study),
         "data_fingerprint": verdicts.pairwise_data.fingerprint,
         "template_versions": {
             "report_schema": REPORT_SCHEMA, "html_template": HTML_TEMPLATE_VERSION,

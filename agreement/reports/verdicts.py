@@ -106,9 +106,9 @@ def gather_pairwise_verdicts(params: ReportParams,
     verdicts = PairwiseVerdicts(
         params,
         selectors.pairwise_data(params.split, params.judges, params.exclude_blocked,
-                                params.include_trial),
+                                params.include_trial, study=params.study),
         selectors.split_turns(params.split),
-        reference_model_name())
+        reference_model_name(params.study))
     for metric in params.metrics:
         verdicts.add_metric_judge(metric, metric_scores[metric])
     return verdicts

@@ -18,6 +18,7 @@ from annotation.engine.services.more_votes import MAX_EXTRA
 from judging import review
 from judging.models import Comparison, Judgment
 from judging.services.adjudication import NOTE_LIMIT, item_adjudicate, item_request_votes
+from studies.models import default_study_id
 
 PER_PAGE = 50
 JUDGE_LENGTH = Judgment._meta.get_field("source").max_length
@@ -74,7 +75,7 @@ class MoreVotesForm(forms.Form):
 def review_item(request, comparison_uuid):
     comparison = get_object_or_404(
         Comparison.objects.select_related("instance", "response_a__model", "response_b__model"),
-        uuid=comparison_uuid)
+        uuid=comparison_uuid, instance__study_id=default_study_id())
     turn = request_text(request.GET, "turn", max_length=10)
     if turn not in review.TURNS:
         raise BadRequest(f"turn: one of {', '.join(repr(t) for t in review.TURNS)}")
@@ -87,7 +88,8 @@ def review_item(request, comparison_uuid):
 @analyst_required
 @require_POST
 def review_adjudicate(request, comparison_uuid):
-    comparison = get_object_or_404(Comparison, uuid=comparison_uuid)
+    comparison = get_object_or_404(Comparison, uuid=comparison_uuid,
+                                   instance__study_id=default_study_id())
     form = AdjudicationForm(request.POST)
     turn = form.data.get("turn", "") if form.data.get("turn", "") in review.TURNS else ""
     if not form.is_valid():
@@ -107,7 +109,8 @@ def review_adjudicate(request, comparison_uuid):
 @analyst_required
 @require_POST
 def review_more_votes(request, comparison_uuid):
-    comparison = get_object_or_404(Comparison, uuid=comparison_uuid)
+    comparison = get_object_or_404(Comparison, uuid=comparison_uuid,
+                                   instance__study_id=default_study_id())
     form = MoreVotesForm(request.POST)
     turn = form.data.get("turn", "") if form.data.get("turn", "") in review.TURNS else ""
     if not form.is_valid():

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from annotation.core.jobs import admit
 from annotation.webhooks.services import webhook_emit
+from studies.models import study_pk as study_id
 
 from ..jobs import REPORT, report_fingerprint
 from ..models import Report, ReportFile
@@ -38,16 +39,18 @@ CONTENT_TYPES = {"html": "text/html; charset=utf-8", "json": "application/json",
                  "csv": "text/csv; charset=utf-8", "png": "image/png", "svg": "image/svg+xml"}
 
 
-def report_create(params: dict, *, title: str = "", created_by: str = "") -> Report:
+def report_create(params: dict, *, title: str = "", created_by: str = "",
+                  study=None) -> Report:
     """Validate the parameters (ValueError / UnknownSplit / UnknownMetric) and record a
-    pending report (``report_start`` also queues it)."""
+    pending report of ``study`` (None: the default study; ``report_start`` also queues it)."""
     checked = ReportParams.from_dict(params).as_dict()
     title = title or f"Agreement report · {checked['split']} · seed {checked['seed']}"
     return Report.objects.create(title=title[:200], params=checked, created_by=created_by,
-                                 created_at=timezone.now())
+                                 created_at=timezone.now(), study_id=study_id(study))
 
 
-def report_start(params: dict, *, title: str = "", created_by: str = "") -> Report:
+def report_start(params: dict, *, title: str = "", created_by: str = "",
+                 study=None) -> Report:
     """Record a pending report and queue its build after commit: a broker's worker builds it,
     or without one this process's job thread — never the request that asked (a report takes
     tens of seconds). Its status shows the progress; a failure records why. The same request
@@ -57,10 +60,13 @@ def report_start(params: dict, *, title: str = "", created_by: str = "") -> Repo
 
     checked = ReportParams.from_dict(params).as_dict()
     with transaction.atomic():
-        existing = admit(REPORT, owner=created_by, fingerprint=report_fingerprint(checked))
+        # The same parameters in another study are another job (the default study's
+        # fingerprint is the one from before studies).
+        scope = checked if study is None else {**checked, "study": study_id(study)}
+        existing = admit(REPORT, owner=created_by, fingerprint=report_fingerprint(scope))
         if existing is not None:
             return Report.objects.get(pk=existing.pk)
-        report = report_create(checked, title=title, created_by=created_by)
+        report = report_create(checked, title=title, created_by=created_by, study=study)
         transaction.on_commit(lambda: enqueue_build_report(report.pk))
     return report
 
@@ -142,7 +148,9 @@ def report_build(report_id: int) -> Report:
         report_progress(report.pk, stage, percent)
 
     try:
-        data, extra = report_data_compute(ReportParams.from_dict(report.params), progress)
+        params = ReportParams.from_dict(report.params)
+        params.study = report.study_id
+        data, extra = report_data_compute(params, progress)
         files = report_artifacts(data, extra, report.title, progress)
     except Exception as exc:
         log.exception("report %s failed", report.uuid)
@@ -172,9 +180,10 @@ def _announce(report: Report, outcome: str) -> None:
         "error": report.error, "finished_at": report.finished_at})
 
 
-def report_generate(params: dict, *, title: str = "", created_by: str = "") -> Report:
+def report_generate(params: dict, *, title: str = "", created_by: str = "",
+                    study=None) -> Report:
     """Create and build in this process (the command, the demo, the benchmark)."""
-    report = report_create(params, title=title, created_by=created_by)
+    report = report_create(params, title=title, created_by=created_by, study=study)
     return report_build(report.pk)
 
 

@@ -155,10 +155,12 @@ class BatchAdmin(BatchResultsAdminMixin, admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         """A batch's tasks were validated by its HIT type and its votes given under its HIT
-        options, so neither changes; nor does the marketplace once units were published there."""
+        options, so neither changes, nor its study; nor does the marketplace once units were
+        published there."""
         fields = list(super().get_readonly_fields(request, obj))
         if obj is not None:
             fields += ["hit_type", "hit_options"]  # votes already given were given under them
+            fields.append("study")  # its items and votes are that study's
             if ProviderHit.objects.filter(batch=obj).exists():
                 fields.append("provider")
         return fields

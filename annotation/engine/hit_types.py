@@ -84,14 +84,15 @@ class HitType:
             raise ValidationError(_flatten(form.errors))
         return {k: v for k, v in form.cleaned_data.items() if v not in (None, "")}
 
-    def prepare_rows(self, rows: list[tuple[dict[str, Any], Any]], *, seed: int | str
-                     ) -> list[tuple[dict[str, Any], Any]]:
+    def prepare_rows(self, rows: list[tuple[dict[str, Any], Any]], *, seed: int | str,
+                     study=None) -> list[tuple[dict[str, Any], Any]]:
         """Turn a whole upload's cleaned ``(payload, gold)`` rows into what its tasks store.
 
         Runs inside the batch's transaction, after every row passed ``clean_payload`` and
         ``clean_gold``: a rating type stores inline texts as the objects its stored payloads
         name, so votes on them are recorded like any other. ``seed`` makes any random choice
-        (which side a response is shown on) reproducible for the batch. Raise ValidationError
+        (which side a response is shown on) reproducible for the batch; what a type creates
+        belongs to ``study`` (the batch's study id). Raise ValidationError
         whose message starts with the row ("Row 3: …"); nothing is written then. The default
         keeps the rows as they are."""
         return rows

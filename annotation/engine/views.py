@@ -60,6 +60,8 @@ def home(request):
     for role, url_name in ROLE_HOMES:
         if role in roles:
             return redirect(url_name)
+    if request.user.study_memberships.exists():  # a role in a study, none deployment-wide
+        return redirect("studies:list")
     raise PermissionDenied("Your account has no role yet: ask an admin to give you one.")
 
 

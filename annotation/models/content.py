@@ -5,6 +5,8 @@ import uuid
 from django.db import models
 from django.db.models import Q
 
+from studies.models import default_study_id
+
 
 class Image(models.Model):
     class FetchStatus(models.TextChoices):
@@ -102,6 +104,8 @@ class Instance(models.Model):
         CROWD = "crowd", "Verification HITs"
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    study = models.ForeignKey("studies.Study", on_delete=models.PROTECT,
+                              default=default_study_id, related_name="instances")
     family = models.ForeignKey(
         InstructionFamily, null=True, blank=True, on_delete=models.PROTECT, related_name="instances"
     )

@@ -16,6 +16,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import F, Q
 
+from studies.models import default_study_id
+
 
 class Worker(models.Model):
     class Provider(models.TextChoices):
@@ -82,6 +84,8 @@ class Batch(models.Model):
         FINISHED = "finished"
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    study = models.ForeignKey("studies.Study", on_delete=models.PROTECT,
+                              default=default_study_id, related_name="batches")
     hit_type = models.CharField(max_length=64, help_text="Registered HIT type slug")
     title = models.CharField(max_length=200)
     description = models.CharField(max_length=500, blank=True)

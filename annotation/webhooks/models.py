@@ -8,6 +8,8 @@ import uuid
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from studies.models import default_study_id
+
 EVENTS = {
     "batch.finished": "A batch has every task done, or was finished by an admin",
     "judge_run.done": "An automatic judge run finished (or failed)",
@@ -32,6 +34,8 @@ def validate_events(events) -> None:
 
 class WebhookEndpoint(models.Model):
     name = models.CharField(max_length=100, unique=True)
+    study = models.ForeignKey("studies.Study", on_delete=models.PROTECT,
+                              default=default_study_id, related_name="+")
     url = models.URLField(max_length=500, help_text="https:// recommended; private addresses "
                           "are refused unless WEBHOOK_ALLOW_PRIVATE is set")
     events = models.JSONField(default=list, validators=[validate_events],

@@ -111,7 +111,7 @@ def _models(rows: list[dict]) -> tuple[dict[str, EvalModel], int]:
             raise ImportFailed(f"{where}: a model needs a name")
         values = {k: row[k] or "" for k in ("name", "version", "family", "notes")}
         _check(where, EvalModel, values)
-        present = EvalModel.objects.filter(name=row["name"]).first()
+        present = EvalModel.objects.in_study().filter(name=row["name"]).first()
         if present is None:
             model = EvalModel(**values, is_reference=bool(row["is_reference"]))
             try:

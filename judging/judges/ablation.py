@@ -120,7 +120,7 @@ def import_responses(*, model_name: str, lines: Iterable[str]) -> int:
     """
     if (problem := row_problem(EvalModel, {"name": model_name})) is not None:
         raise ValidationError(f"model {problem}")
-    model, _ = EvalModel.objects.get_or_create(name=model_name)
+    model, _ = EvalModel.objects.in_study().get_or_create(name=model_name)
     if model.is_reference:
         raise ValidationError("responses cannot be imported for the reference model")
     stored = 0

@@ -7,6 +7,7 @@ from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.response import Response
 
 from annotation.core.permissions import IsAdmin, IsAnalyst
+from studies.models import default_study_id
 
 from .models import JudgeRun
 from .selectors import run_progress
@@ -39,6 +40,9 @@ class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = JudgeRunProgressSerializer
     lookup_field = "uuid"
     queryset = JudgeRun.objects.select_related("judge").order_by("-created_at")
+
+    def get_queryset(self):
+        return super().get_queryset().filter(study_id=default_study_id())  # the default study
 
     def list(self, request):
         page = self.paginate_queryset(self.get_queryset())

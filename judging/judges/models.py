@@ -13,6 +13,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
+from studies.models import default_study_id
+
 API_KEY_ENV = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
 # The scale each grading kind asks for (parsers reject grades outside it).
 SCORE_RANGES = {"rubric": (1, 5), "direct": (0, 10)}
@@ -131,6 +133,8 @@ class JudgeRun(models.Model):
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="runs")
+    study = models.ForeignKey("studies.Study", on_delete=models.PROTECT,
+                              default=default_study_id, related_name="+")
     scope = models.CharField(max_length=16, choices=Scope.choices)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     budget = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True,

@@ -4,6 +4,7 @@ from __future__ import annotations
 from django.db.models import Count
 
 from judging import ratings
+from studies.models import study_pk
 
 from ..leaderboards import ScoreLeaderboard, score_leaderboard_build
 from ..models import Judgment
@@ -46,19 +47,21 @@ def judge_leaderboard(judge_name: str, *, bootstrap_rounds: int = 200, seed: int
                                bootstrap_rounds=bootstrap_rounds, seed=seed)
 
 
-def judges_with_verdicts() -> list[str]:
-    """Judges with pairwise verdicts."""
+def judges_with_verdicts(study=None) -> list[str]:
+    """Judges with pairwise verdicts in ``study`` (None: the default study)."""
     names = set(Judge.objects.values_list("name", flat=True))
-    used = set(Judgment.objects.filter(source__in=names, comparison__isnull=False)
+    used = set(Judgment.objects.filter(source__in=names, comparison__isnull=False,
+                                       comparison__instance__study_id=study_pk(study))
                .values_list("source", flat=True).distinct())
     return sorted(used)
 
 
-def graders_with_grades() -> list[str]:
-    """Grading judges (rubric, direct) with stored grades."""
+def graders_with_grades(study=None) -> list[str]:
+    """Grading judges (rubric, direct) with stored grades in ``study`` (None: the default)."""
     names = set(Judge.objects.values_list("name", flat=True))
     used = set(Judgment.objects.filter(source__in=names, kind=Judgment.Kind.SCORE,
-                                       response__isnull=False, score__isnull=False)
+                                       response__isnull=False, score__isnull=False,
+                                       response__instance__study_id=study_pk(study))
                .values_list("source", flat=True).distinct())
     return sorted(used)
 

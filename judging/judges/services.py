@@ -32,6 +32,7 @@ from annotation.core.money import MoneyField
 from annotation.models import Instance
 from annotation.webhooks.services import webhook_emit
 from judging.parsers import combine_orderings
+from studies.models import study_pk
 
 from ..models import Comparison, Judgment, Response
 from ..services.judgments.record import judgments_record
@@ -79,11 +80,13 @@ def _scope_for(judge: Judge, items: list) -> str:
     return JudgeRun.Scope.RESPONSES
 
 
-def resolve_items(judge: Judge, item_uuids) -> list:
-    """The comparisons (pairwise kinds) or responses (rubric/direct) to judge, validated.
+def resolve_items(judge: Judge, item_uuids, study=None) -> list:
+    """The comparisons (pairwise kinds) or responses (rubric/direct) of ``study`` (None: the
+    default study) to judge, validated.
 
     Raises ``ValidationError`` naming the first bad item (or the judge's reserved name, for a
-    row written without the admin's check); nothing is written.
+    row written without the admin's check); nothing is written. An item of another study is
+    reported as missing: a run reads one study.
     """
     validate_judge_name(judge.name)
     model = Comparison if judge.is_pairwise else Response
@@ -91,7 +94,7 @@ def resolve_items(judge: Judge, item_uuids) -> list:
     if not uuids:
         raise ValidationError("no items to judge")
     found = {str(o.uuid): o for o in model.objects.select_related("instance")
-             .filter(uuid__in=uuids)}
+             .filter(uuid__in=uuids, instance__study_id=study_pk(study))}
     for u in uuids:
         obj = found.get(u)
         if obj is None:
@@ -107,14 +110,17 @@ def resolve_items(judge: Judge, item_uuids) -> list:
     return [found[u] for u in uuids]
 
 
-def default_items(judge: Judge) -> list:
-    """Every comparison (pairwise kinds) or response (graders) the judge can take."""
+def default_items(judge: Judge, study=None) -> list:
+    """Every comparison (pairwise kinds) or response (graders) of ``study`` (None: the
+    default study) the judge can take."""
     conv = Instance.Kind.CONVERSATION
+    comparisons = Comparison.objects.filter(instance__study_id=study_pk(study))
     if judge.kind == Judge.Kind.MULTI_TURN:
-        return list(Comparison.objects.filter(instance__kind=conv).values_list("uuid", flat=True))
+        return list(comparisons.filter(instance__kind=conv).values_list("uuid", flat=True))
     if judge.is_pairwise:
-        return list(Comparison.objects.exclude(instance__kind=conv).values_list("uuid", flat=True))
-    responses = Response.objects.filter(model__is_reference=False)
+        return list(comparisons.exclude(instance__kind=conv).values_list("uuid", flat=True))
+    responses = Response.objects.filter(model__is_reference=False,
+                                        instance__study_id=study_pk(study))
     if judge.kind == Judge.Kind.RUBRIC:
         responses = responses.filter(instance__rubrics__isnull=False, turn=0).distinct()
     else:
@@ -131,9 +137,9 @@ def _orderings(judge: Judge) -> tuple[str, ...]:
 # ---------------------------------------------------------------- estimate / start
 
 
-def judge_estimate(*, judge: Judge, item_uuids) -> Estimate:
+def judge_estimate(*, judge: Judge, item_uuids, study=None) -> Estimate:
     """Tokens and cost of the calls a run over these items would make (cached calls are free)."""
-    return _estimate(judge, resolve_items(judge, item_uuids))
+    return _estimate(judge, resolve_items(judge, item_uuids, study))
 
 
 def _estimate(judge: Judge, items: list) -> Estimate:
@@ -157,7 +163,7 @@ def _estimate(judge: Judge, items: list) -> Estimate:
 
 def judge_run_start(*, judge: Judge, item_uuids, budget: Decimal | None = None,
                     created_by: str = "", dispatch: bool = True,
-                    estimate: Estimate | None = None) -> JudgeRun:
+                    estimate: Estimate | None = None, study=None) -> JudgeRun:
     """Create a run with one unit per item and ordering; queue it after commit. A caller that
     has just priced the same items passes its ``estimate`` instead of pricing them again.
     A queued run is admitted by the job caps first (``annotation.core.jobs``): an identical run
@@ -165,7 +171,7 @@ def judge_run_start(*, judge: Judge, item_uuids, budget: Decimal | None = None,
     cap ``JobsBusy`` is raised with nothing written. Without ``dispatch`` the caller works the
     run itself (the command, the benchmark), in its own process: no admission."""
     budget = RUN_BUDGET.parse(budget, optional=True)
-    items = resolve_items(judge, item_uuids)
+    items = resolve_items(judge, item_uuids, study)
     if estimate is None:
         estimate = _estimate(judge, items)
     orderings = _orderings(judge)
@@ -175,7 +181,7 @@ def judge_run_start(*, judge: Judge, item_uuids, budget: Decimal | None = None,
                 fingerprint=judge_run_fingerprint(judge.pk, [o.uuid for o in items]))):
             return JudgeRun.objects.get(pk=existing.pk)
         run = JudgeRun.objects.create(
-            judge=judge, scope=_scope_for(judge, items), budget=budget,
+            judge=judge, study_id=study_pk(study), scope=_scope_for(judge, items), budget=budget,
             estimated_cost=estimate.cost, units_total=len(items) * len(orderings),
             created_by=created_by, created_at=timezone.now())
         JudgeUnit.objects.bulk_create(

@@ -7,6 +7,7 @@ from django.views.decorators.http import require_POST
 
 from annotation.core.jobs import JobsBusy
 from annotation.core.permissions import admin_required, analyst_required
+from studies.models import default_study_id
 
 from .. import rating_cache
 from .models import Judge, JudgeCall, JudgeRun
@@ -16,7 +17,7 @@ from .services import judge_run_cancel, judge_run_resume
 
 @analyst_required
 def run_list(request):
-    runs = JudgeRun.objects.select_related("judge")[:100]
+    runs = JudgeRun.objects.filter(study_id=default_study_id()).select_related("judge")[:100]
     return render(request, "judging/judges/run_list.html", {
         "runs": [(run, run_progress(run)) for run in runs],
         "judges": Judge.objects.order_by("name", "version")})
@@ -24,7 +25,8 @@ def run_list(request):
 
 @analyst_required
 def run_detail(request, run_uuid):
-    run = get_object_or_404(JudgeRun.objects.select_related("judge"), uuid=run_uuid)
+    run = get_object_or_404(JudgeRun.objects.select_related("judge"), uuid=run_uuid,
+                            study_id=default_study_id())  # the default study's pages
     calls = (JudgeCall.objects.filter(run=run, purpose=JudgeCall.Purpose.JUDGE)
              .order_by("-pk")[:25])
     return render(request, "judging/judges/run_detail.html", {
@@ -36,7 +38,7 @@ def run_detail(request, run_uuid):
 @admin_required
 @require_POST
 def run_cancel(request, run_uuid):
-    run = get_object_or_404(JudgeRun, uuid=run_uuid)
+    run = get_object_or_404(JudgeRun, uuid=run_uuid, study_id=default_study_id())
     judge_run_cancel(run)
     messages.info(request, "Run cancelled; calls in flight finish and are kept.")
     return redirect("judging:judges:run_detail", run_uuid=run.uuid)
@@ -45,7 +47,7 @@ def run_cancel(request, run_uuid):
 @admin_required
 @require_POST
 def run_resume(request, run_uuid):
-    run = get_object_or_404(JudgeRun, uuid=run_uuid)
+    run = get_object_or_404(JudgeRun, uuid=run_uuid, study_id=default_study_id())
     try:
         judge_run_resume(run)
         messages.info(request, "Run resumed; calls already made are reused, not re-paid.")

@@ -7,16 +7,26 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.models import Assignment, Instance, Worker
+from studies.models import default_study_id, study_pk
+
+
+class EvalModelQuerySet(models.QuerySet):
+    def in_study(self, study=None):
+        """The models of ``study`` (None: the default study): a name means one model there."""
+        return self.filter(study_id=study_pk(study))
 
 
 class EvalModel(models.Model):
-    """A model under evaluation; the human-verified reference is one too (``is_reference``)."""
+    """A model under evaluation; the human-verified reference is one too (``is_reference``).
+    Names are unique within a study: look one up with ``EvalModel.objects.in_study(…)``."""
 
     # The family of human-written answers (the reference's): a kind of model for the
     # self-preference analysis, not a judgment source (that is ``Judgment.HUMAN``).
     HUMAN_FAMILY = "human"
 
-    name = models.CharField(max_length=100, unique=True)
+    name = models.CharField(max_length=100, help_text="Unique within its study")
+    study = models.ForeignKey("studies.Study", on_delete=models.PROTECT,
+                              default=default_study_id, related_name="models")
     version = models.CharField(max_length=100, blank=True)
     family = models.CharField(max_length=100, blank=True, help_text="For self-preference analysis")
     notes = models.TextField(blank=True)
@@ -27,12 +37,15 @@ class EvalModel(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                               on_delete=models.SET_NULL, related_name="owned_models")
 
+    objects = EvalModelQuerySet.as_manager()
+
     class Meta:
         verbose_name = "model"
         constraints = [
-            models.UniqueConstraint(
-                fields=["is_reference"], condition=Q(is_reference=True), name="one_reference_model"
-            ),
+            models.UniqueConstraint(fields=["study", "name"], name="model_name_per_study"),
+            # Each study has its own reference (the default study's is the one from before).
+            models.UniqueConstraint(fields=["study", "is_reference"], condition=Q(is_reference=True),
+                                    name="one_reference_model_per_study"),
         ]
 
     def __str__(self) -> str:

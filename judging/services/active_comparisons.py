@@ -63,7 +63,7 @@ def comparisons_sample_active(*, budget: int | None, models: list[str] | None = 
         raise SamplingError("active sampling needs a budget (--budget N)")
     slots = response_slots(instances)
     if models:
-        found = dict(EvalModel.objects.filter(name__in=models).values_list("pk", "name"))
+        found = dict(EvalModel.objects.in_study().filter(name__in=models).values_list("pk", "name"))
         missing = sorted(set(models) - set(found.values()))
         if missing:
             raise SamplingError(f"unknown model(s): {missing}")

@@ -108,7 +108,7 @@ def comparisons_sample(*, mode: str = "uniform", tuples: int | None = 1000,
                          judgments_per_comparison=judgments_per_comparison)
     allowed = None
     if models:
-        found = dict(EvalModel.objects.filter(name__in=models).values_list("name", "pk"))
+        found = dict(EvalModel.objects.in_study().filter(name__in=models).values_list("name", "pk"))
         missing = sorted(set(models) - set(found))
         if missing:
             raise SamplingError(f"unknown model(s): {missing}")
@@ -125,7 +125,7 @@ def comparisons_sample(*, mode: str = "uniform", tuples: int | None = 1000,
         chosen = rnd.sample(candidates, min(len(candidates), limit or len(candidates)))
         made = [comparison_new(i, slots[i][a], slots[i][b], rnd, mode) for i, a, b in chosen]
     elif mode == "new_model":
-        new = EvalModel.objects.filter(name=new_model).first() if new_model else None
+        new = EvalModel.objects.in_study().filter(name=new_model).first() if new_model else None
         if new is None:
             raise SamplingError(f"new_model: unknown model {new_model!r}")
         for instance_id, by_model in sorted(slots.items()):

@@ -37,6 +37,7 @@ from django.core.exceptions import ValidationError
 from annotation.content.formats.common import image_url_problem
 from annotation.core.row_checks import database_refusal, row_problem
 from annotation.models import ConversationTurn, Image, Instance, InstanceImage, ScoreRubric
+from studies.models import study_pk
 
 from ..models import Comparison, EvalModel, Judgment, Response
 from .comparisons import comparison_new
@@ -66,8 +67,9 @@ class _Store:
     seeded coin and the models and items already seen), then written in one bulk insert per
     table (``flush``), so a large file costs a few dozen queries, not a few per row."""
 
-    def __init__(self, seed: int | str):
+    def __init__(self, seed: int | str, study=None):
         self.rnd = random.Random(seed)
+        self.study_id = study_pk(study)  # what the rows create belongs to the batch's study
         self.models: dict[str, EvalModel] = {}
         self.items: dict[str, Instance] = {}
         self.new: dict[str, list] = {name: [] for name in (
@@ -84,15 +86,18 @@ class _Store:
     def model(self, name: str) -> EvalModel:
         if name not in self.models:
             if name in REFERENCE_ALIASES:
-                self.models[name] = reference_model_for_import(name, create=True)
+                self.models[name] = reference_model_for_import(name, create=True,
+                                                               study=self.study_id)
             else:
-                self.models[name], _ = EvalModel.objects.get_or_create(name=name)
+                self.models[name], _ = EvalModel.objects.get_or_create(
+                    name=name, study_id=self.study_id)
         return self.models[name]
 
     def instance(self, number: int, payload: dict, *, kind: str, instruction: str) -> Instance:
         item_id = payload.get("item_id", "")
         if item_id and item_id not in self.items:
-            found = Instance.objects.filter(source=SOURCE, external_id=item_id).first()
+            found = Instance.objects.filter(source=SOURCE, external_id=item_id,
+                                            study_id=self.study_id).first()
             if found is not None:
                 self.items[item_id] = found
         if item_id in self.items:
@@ -109,7 +114,8 @@ class _Store:
             if (problem := image_url_problem(url)) is not None:
                 raise ValidationError(f"Row {number}: image_urls: {problem}")
         instance = Instance(kind=kind, instruction=instruction, source=SOURCE,
-                            external_id=item_id, stage=Instance.Stage.DONE)
+                            external_id=item_id, stage=Instance.Stage.DONE,
+                            study_id=self.study_id)
         self.new["instances"].append(instance)
         self.new["images"] += [(instance, url, position) for position, url in enumerate(urls)]
         self.urls.update(urls)
@@ -296,11 +302,13 @@ _BY_HIT_TYPE: dict[str, Callable[[_Store, int, dict, Any], Row]] = {
 }
 
 
-def inline_rows_store(hit_type: str, rows: list[Row], *, seed: int | str) -> list[Row]:
+def inline_rows_store(hit_type: str, rows: list[Row], *, seed: int | str,
+                      study=None) -> list[Row]:
     """The upload's ``(payload, gold)`` rows with every row that names its models stored and
     replaced by a payload naming the stored objects (module docstring); ValidationError
-    naming the row otherwise. Runs inside the caller's transaction."""
-    store, store_row = _Store(seed), _BY_HIT_TYPE[hit_type]
+    naming the row otherwise. What they create belongs to ``study`` (None: the default).
+    Runs inside the caller's transaction."""
+    store, store_row = _Store(seed, study), _BY_HIT_TYPE[hit_type]
     prepared = [(payload, gold) if _STORED_KEYS & payload.keys()
                 else store_row(store, number, payload, gold)
                 for number, (payload, gold) in enumerate(rows, start=1)]

@@ -140,7 +140,7 @@ def _selected(qs, *, model, split, ids, response: str, what: str):
                                    + ", ".join(sorted(str(u) for u in missing)[:10]))
         qs = qs.filter(uuid__in=wanted)
     if model:
-        if not EvalModel.objects.filter(name=model).exists():
+        if not EvalModel.objects.in_study().filter(name=model).exists():
             raise RatingBatchError(f"no model named {model!r}")
         qs = qs.filter(**{f"{response}model__name": model})
     return qs.filter(_split_filter(split, response))

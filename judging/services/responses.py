@@ -22,6 +22,7 @@ from django.db import transaction
 from annotation.core.row_checks import database_refusal, row_problem
 from annotation.engine.services.batches import RowError, rows_from_upload
 from annotation.models import ConversationTurn, Instance
+from studies.models import study_pk
 
 from ..models import Comparison, EvalModel, Judgment, Response
 from .errors import ImportRejected, ImportReport
@@ -131,7 +132,7 @@ def _store_prediction(report: ImportReport, models: dict, number: int, instance,
     if model_name in REFERENCE_ALIASES and model_name not in models:
         models[model_name] = reference_model_for_import(model_name, create=True)
     if model_name not in models:
-        models[model_name], _ = EvalModel.objects.get_or_create(name=model_name)
+        models[model_name], _ = EvalModel.objects.in_study().get_or_create(name=model_name)
     existing = Response.objects.filter(instance=instance, model=models[model_name],
                                        turn=turn, condition=Response.Condition.GENERATED).first()
     if existing is None:
@@ -155,39 +156,42 @@ class ReferenceUnknown(ValueError):
 def reference_model(name: str = REFERENCE_NAME) -> EvalModel:
     """The model marked as the human-verified reference, created (or marked) as ``name`` if
     there is none yet."""
-    reference = EvalModel.objects.filter(is_reference=True).first()
+    reference = EvalModel.objects.in_study().filter(is_reference=True).first()
     if reference is None:
         reference = reference_model_set(name, create=True)
     return reference
 
 
 @transaction.atomic
-def reference_model_set(name: str, *, create: bool = False) -> EvalModel:
-    """Make ``name`` the reference model — the one "win rate vs reference" is measured
-    against; the previous reference becomes an ordinary model. Responses and judgments are not
-    touched. Unknown names are refused unless ``create``."""
-    list(EvalModel.objects.select_for_update().filter(is_reference=True))  # one at a time
-    model = EvalModel.objects.filter(name=name).first()
+def reference_model_set(name: str, *, create: bool = False, study=None) -> EvalModel:
+    """Make ``name`` the reference model of ``study`` (None: the default study) — the one
+    "win rate vs reference" is measured against; the study's previous reference becomes an
+    ordinary model. Responses and judgments are not touched. Unknown names are refused unless
+    ``create``."""
+    models = EvalModel.objects.in_study(study)
+    list(models.select_for_update().filter(is_reference=True))  # one at a time
+    model = models.filter(name=name).first()
     if model is None:
         if not create:
             raise ReferenceUnknown(f"no model named {name!r}")
-        model = EvalModel.objects.create(name=name[:100], family=EvalModel.HUMAN_FAMILY)
-    EvalModel.objects.filter(is_reference=True).exclude(pk=model.pk).update(is_reference=False)
+        model = EvalModel.objects.create(name=name[:100], family=EvalModel.HUMAN_FAMILY,
+                                         study_id=study_pk(study))
+    models.filter(is_reference=True).exclude(pk=model.pk).update(is_reference=False)
     if not model.is_reference:
         EvalModel.objects.filter(pk=model.pk).update(is_reference=True)
         model.is_reference = True
     return model
 
 
-def reference_model_for_import(name: str, *, create: bool) -> EvalModel | None:
+def reference_model_for_import(name: str, *, create: bool, study=None) -> EvalModel | None:
     """What a file's reference name (``REFERENCE_ALIASES``) stands for: the model marked as the
     reference; else the model of that name, marked now; else, with ``create``, a new one."""
-    marked = EvalModel.objects.filter(is_reference=True).first()
+    marked = EvalModel.objects.in_study(study).filter(is_reference=True).first()
     if marked is not None:
         return marked
-    if not create and not EvalModel.objects.filter(name=name).exists():
+    if not create and not EvalModel.objects.in_study(study).filter(name=name).exists():
         return None
-    return reference_model_set(name, create=True)
+    return reference_model_set(name, create=True, study=study)
 
 
 @dataclass
@@ -222,7 +226,7 @@ def reference_responses_sync(name: str = REFERENCE_NAME) -> ReferenceSync:
     for pk, texts in turns.items():
         if all(t.strip() for t in texts.values()):
             wanted |= {(pk, turn): text for turn, text in texts.items()}
-    reference = EvalModel.objects.filter(is_reference=True).first()
+    reference = EvalModel.objects.in_study().filter(is_reference=True).first()
     if reference is None and not wanted:
         return ReferenceSync()  # no reference anywhere: no reference model either
     reference = reference or reference_model(name)

@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from studies.models import default_study_id
+
 from ..judges.models import JudgeRun
 from ..models import EvalModel
 
@@ -22,6 +24,8 @@ class Submission(models.Model):
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     submitter = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                                   related_name="submissions")
+    study = models.ForeignKey("studies.Study", on_delete=models.PROTECT,
+                              default=default_study_id, related_name="+")
     name = models.CharField(max_length=80, help_text="The model's name as submitted")
     version = models.PositiveIntegerField(help_text="1 for a name's first submission, then 2, …")
     model = models.OneToOneField(EvalModel, on_delete=models.PROTECT, related_name="submission")
@@ -49,7 +53,8 @@ class Submission(models.Model):
             # One submission in flight per submitter, whatever races the page and the API run.
             models.UniqueConstraint(fields=["submitter"], condition=Q(status__in=IN_FLIGHT),
                                     name="one_submission_in_flight"),
-            models.UniqueConstraint(fields=["name", "version"], name="submission_version_once"),
+            models.UniqueConstraint(fields=["study", "name", "version"],
+                                    name="submission_version_once_per_study"),
         ]
 
     def __str__(self):

@@ -73,7 +73,7 @@ def _check_name(name: str) -> str:
 def _line_models(name: str) -> list[EvalModel]:
     """The models of the line ``name`` in any letter case, oldest first: the submitted
     versions, and a model an admin added under the bare name or as ``<name> v<k>``."""
-    near = (EvalModel.objects.filter(Q(submission__name__iexact=name) | Q(name__iexact=name)
+    near = (EvalModel.objects.in_study().filter(Q(submission__name__iexact=name) | Q(name__iexact=name)
                                      | Q(name__istartswith=f"{name} v"))
             .select_related("submission").order_by("pk"))
     return [m for m in near if hasattr(m, "submission") or m.name.casefold() == name.casefold()
@@ -129,7 +129,7 @@ def _one_prediction_rows(rows: list[dict], model_name: str) -> list[dict]:
 
 
 def _pair_with_reference(responses: list[Response], rnd: random.Random) -> list[Comparison]:
-    reference = EvalModel.objects.filter(is_reference=True).first()
+    reference = EvalModel.objects.in_study().filter(is_reference=True).first()
     if reference is None:
         return []
     refs = {r.instance_id: r for r in Response.objects.filter(
@@ -182,7 +182,7 @@ def _create(judge, submitter, owner, name, file_name, rows, human_eval, cap) -> 
     # Two submissions of one name at once: the (name, version) constraint refuses the second.
     version = (Submission.objects.filter(name=name).aggregate(v=Max("version"))["v"] or 0) + 1
     model_name = f"{name} v{version}"
-    if EvalModel.objects.filter(name=model_name).exists():
+    if EvalModel.objects.in_study().filter(name=model_name).exists():
         raise SubmissionRefused(f"A model named {model_name!r} already exists; choose another name.")
     # The line's owner, also when an admin adds the version; who submitted is the Submission's.
     model = EvalModel.objects.create(name=model_name, version=str(version), owner=owner,

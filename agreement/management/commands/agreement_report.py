@@ -3,6 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from agreement.services.metric_scores import DEFAULT_METRICS
 from agreement.services.reports import report_generate, report_write_dir
+from studies.commands import add_study_argument, study_option
 
 
 def _csv(value: str) -> list[str]:
@@ -32,8 +33,10 @@ class Command(BaseCommand):
         parser.add_argument("--judge-family", action="append", default=[],
                             metavar="JUDGE=FAMILY", help="For self-preference (repeatable)")
         parser.add_argument("--title", default="")
+        add_study_argument(parser)
 
     def handle(self, *args, **o):
+        study = study_option(o)
         try:
             families = dict(item.split("=", 1) for item in o["judge_family"])
         except ValueError:
@@ -43,7 +46,8 @@ class Command(BaseCommand):
                   "exclude_blocked": o["exclude_blocked"], "include_trial": o["include_trial"],
                   "aggregation": o["aggregation"], "judge_families": families}
         try:
-            report = report_generate(params, title=o["title"], created_by="manage.py")
+            report = report_generate(params, title=o["title"], created_by="manage.py",
+                                     study=study)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         paths = report_write_dir(report, o["out"])

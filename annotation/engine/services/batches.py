@@ -81,6 +81,9 @@ def batch_create_from_rows(
     answers of any speed. ``hit_options``: the type's per-batch settings (``clean_options``).
     """
     reward = REWARD.parse(reward)
+    study = options.get("study")  # a Study: its default minimum time applies
+    if min_seconds is None and study is not None and study.default_min_seconds is not None:
+        min_seconds = study.default_min_seconds
     if "budget" in options:
         options["budget"] = BATCH_BUDGET.parse(options["budget"], optional=True)
     hit = get_hit_type(hit_type)
@@ -112,7 +115,8 @@ def batch_create_from_rows(
         min_seconds=min_seconds, hit_options=hit_options, **options,
     )
     try:
-        cleaned = hit.prepare_rows(cleaned, seed=str(batch.uuid) if seed is None else seed)
+        cleaned = hit.prepare_rows(cleaned, seed=str(batch.uuid) if seed is None else seed,
+                                   study=batch.study_id)
     except ValidationError as exc:
         raise RowError("; ".join(exc.messages)) from exc
     Task.objects.bulk_create(

@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.engine.services.batches import batch_create_from_rows, rows_from_upload
+from studies.commands import add_study_argument, study_option
 
 
 class Command(BaseCommand):
@@ -25,9 +26,11 @@ class Command(BaseCommand):
                             help='The HIT type\'s per-batch settings as JSON, e.g. '
                                  '\'{"answers": "ab_tie"}\'')
         parser.add_argument("--instructions", default="")
+        add_study_argument(parser)
 
     def handle(self, *args, **opts):
         path: Path = opts["path"]
+        study = study_option(opts)
         if not path.is_file():
             raise CommandError(f"No such file: {path}")
         try:
@@ -36,7 +39,7 @@ class Command(BaseCommand):
                 rows=rows_from_upload(path.name, path.read_bytes()),
                 assignments_per_task=opts["n"], reward=opts["reward"],
                 lease_seconds=opts["lease_seconds"], min_seconds=opts["min_seconds"],
-                instructions=opts["instructions"], hit_options=opts["hit_options"],
+                instructions=opts["instructions"], hit_options=opts["hit_options"], study=study,
             )
         except (ValidationError, LookupError) as exc:
             raise CommandError("; ".join(getattr(exc, "messages", [str(exc)]))) from exc

@@ -23,5 +23,5 @@ class Command(BaseCommand):
             raise CommandError(str(getattr(exc, "messages", [exc])[0])) from exc
         self.stdout.write(f"{n} conversation(s) stored for {opts['model']}")
         if opts["comparisons"]:
-            made = ablation_comparisons(model=EvalModel.objects.get(name=opts["model"]))
+            made = ablation_comparisons(model=EvalModel.objects.in_study().get(name=opts["model"]))
             self.stdout.write(f"{len(made)} comparison(s) against the reference ready to judge")

@@ -15,6 +15,7 @@ from judging.judges.services import (
     judge_run_resume,
     judge_run_start,
 )
+from studies.commands import add_study_argument, study_option
 
 
 class Command(BaseCommand):
@@ -36,6 +37,7 @@ class Command(BaseCommand):
         parser.add_argument("--quiet", action="store_true", help="No progress bar")
         parser.add_argument("--celery", action="store_true",
                             help="Queue the run on Celery workers and follow its progress")
+        add_study_argument(parser)
 
     def handle(self, *args, **opts):
         try:
@@ -80,17 +82,18 @@ class Command(BaseCommand):
         judge = judges.order_by("-created_at").first()
         if judge is None:
             raise CommandError(f"no judge named {opts['judge']!r}")
-        items = opts["items"] or default_items(judge)
+        study = study_option(opts)
+        items = opts["items"] or default_items(judge, study)
         if opts["estimate_only"]:
             from judging.judges.services import judge_estimate
 
-            e = judge_estimate(judge=judge, item_uuids=items)
+            e = judge_estimate(judge=judge, item_uuids=items, study=study)
             self.stdout.write(f"{e.units} units · {e.calls} new calls ({e.cached_calls} cached) "
                               f"· ~{e.prompt_tokens} in / {e.completion_tokens} out tokens · "
                               f"estimated cost {e.cost}")
             return None
         run = judge_run_start(judge=judge, item_uuids=items, budget=opts["budget"],
-                              created_by="manage.py", dispatch=opts["celery"])
+                              created_by="manage.py", dispatch=opts["celery"], study=study)
         self.stdout.write(f"run {run.uuid}: {run.units_total} units, estimated cost "
                           f"{run.estimated_cost}" + (f", budget {run.budget}" if run.budget
                                                      is not None else ""))

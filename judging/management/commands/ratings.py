@@ -8,6 +8,7 @@ from judging import rating_cache
 from judging.leaderboards import leaderboard_csv, score_leaderboard_csv
 from judging.selectors import HUMAN, UnknownSplit
 from judging.vote_aggregation import BOTH_BAD, MAJORITY, UnknownChoice
+from studies.commands import add_study_argument, study_option
 
 BOARDS = {"pairwise": (rating_cache.leaderboard, leaderboard_csv),
           "score": (rating_cache.score_leaderboard, score_leaderboard_csv)}
@@ -35,16 +36,18 @@ class Command(BaseCommand):
                                  "model (dawid-skene, mace: one verdict per comparison)")
         parser.add_argument("--both-bad", choices=BOTH_BAD, default=BOTH_BAD[0],
                             help="pairwise: rate a 'both bad' vote as a tie, or exclude it")
+        add_study_argument(parser)
 
     def handle(self, *args, **opts):
         build, to_csv = BOARDS[opts["board"]]
+        study = study_option(opts)
         counting = {}
         if opts["board"] == "pairwise":
             counting = {"aggregation": opts["aggregation"], "both_bad": opts["both_bad"]}
         try:
             board = build(opts["judge"], opts["split"], bootstrap_rounds=opts["rounds"],
                           seed=opts["seed"], exclude_blocked=opts["exclude_blocked"],
-                          include_trial=opts["include_trial"], **counting)
+                          include_trial=opts["include_trial"], study=study, **counting)
         except (UnknownSplit, UnknownChoice) as exc:
             raise CommandError(str(exc)) from exc
         if opts["format"] == "json":

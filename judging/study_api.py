@@ -1,0 +1,51 @@
+"""The boards of one study in the API, ``/api/studies/<slug>/…``: the same results as the
+analysts' API (``judging.api``), read for the study in the URL, by whoever may read its
+public board (``studies.access.StudyBoardReader``: a 404 otherwise)."""
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from studies.access import StudyBoardReader
+
+from . import rating_cache
+from .api import _PARAMS, _params, _rounds
+from .selectors import UnknownSplit
+
+_STUDY = OpenApiParameter("study_slug", str, OpenApiParameter.PATH, description="the study")
+
+
+class StudyLeaderboardView(APIView):
+    """A study's pairwise board: rating with CI, rank, matches, win rate vs its reference."""
+
+    permission_classes = [StudyBoardReader]
+    build = staticmethod(rating_cache.leaderboard)
+
+    @extend_schema(parameters=[_STUDY, *_PARAMS, OpenApiParameter("rounds", int)],
+                   responses=dict)
+    def get(self, request, study_slug):
+        rounds = _rounds(request)
+        try:
+            board = self.build(**_params(request), bootstrap_rounds=rounds, study=request.study)
+        except UnknownSplit as exc:
+            raise ValidationError({"split": [str(exc)]}) from exc
+        return Response(board.as_dict())
+
+
+class StudyScoreLeaderboardView(StudyLeaderboardView):
+    """A study's mean grade per model with bootstrap CI for one source and split."""
+
+    build = staticmethod(rating_cache.score_leaderboard)
+
+
+class StudySourcesView(APIView):
+    permission_classes = [StudyBoardReader]
+
+    @extend_schema(parameters=[_STUDY], responses=dict)
+    def get(self, request, study_slug):
+        """The study's sources with a board (humans first), and the study itself."""
+        study = request.study
+        return Response({"study": {"slug": study.slug, "name": study.name,
+                                   "description": study.description,
+                                   "visibility": study.visibility},
+                         "sources": rating_cache.leaderboard_sources(study)})

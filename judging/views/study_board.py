@@ -1,0 +1,43 @@
+"""A study's read-only leaderboard, ``/s/<slug>/board/``: anyone may read a public study's,
+members a private one's (others get a 404). Pairwise ratings and mean scores with their 95 %
+CIs, provisional models marked, and the win rate against the reference per category; from
+``judging.rating_cache`` like the analysts' boards (each entry keyed by the study too)."""
+from django.http import Http404
+from django.shortcuts import render
+
+from studies.access import VIEW_BOARD, study_page
+from studies.selectors import studies_visible_to
+
+from .. import rating_cache, thin_data
+from ..leaderboards import category_win_rates
+from ..selectors import HUMAN, UnknownSplit, submitted_model_names
+from .leaderboard import ROUNDS, _params
+
+
+@study_page(VIEW_BOARD)
+def study_board(request, study):
+    params = _params(request)
+    params["study"] = study
+    try:
+        shown = rating_cache.leaderboard_page(**params)
+    except UnknownSplit as exc:
+        raise Http404(str(exc)) from exc
+    judge, votes = params["judge"], {k: params[k] for k in ("exclude_blocked", "include_trial")}
+    categories = rating_cache.get_or_compute(
+        "categories", lambda: category_win_rates(judge, study=study, **votes), source=judge,
+        study=study, **votes)
+    return render(request, "judging/study_board.html", {
+        "study": study, "study_switcher": studies_visible_to(request.user),
+        "board": shown["board"], "scores": shown["scores"], "params": params,
+        "judges": rating_cache.leaderboard_sources(study) or [HUMAN],
+        "splits": ["all"] + [f"category:{c}" for c in shown["categories"]],
+        "categories": _category_rows(categories), "rounds": ROUNDS,
+        "submitted": submitted_model_names(study), "clip_note": thin_data.CLIP_NOTE,
+        "provisional_note": thin_data.provisional_note(shown["board"].min_matches)})
+
+
+def _category_rows(rates: dict) -> list[tuple[str, list[tuple[str, float | None, int]]]]:
+    """{category: {model: (rate, n)}} as rows a template can loop over, best first."""
+    return [(category, sorted(((m, r, n) for m, (r, n) in models.items()),
+                              key=lambda x: (x[1] is None, -(x[1] or 0), x[0])))
+            for category, models in rates.items()]

@@ -1,0 +1,44 @@
+"""The check every study page and API route makes: the study in the URL, if the user may.
+
+A non-member gets a 404 — the same answer as for a study that does not exist — never a 403
+naming it. Anonymous visitors are sent to sign in on member pages (they may be members), and
+get the 404 on a private study's public board.
+"""
+from functools import wraps
+
+from django.contrib.auth.views import redirect_to_login
+from django.http import Http404
+from rest_framework.permissions import BasePermission
+
+from .selectors import study_for_user
+
+VIEW, VIEW_BOARD, ANALYZE, SUBMIT, MANAGE = (
+    "studies.view", "studies.view_board", "studies.analyze", "studies.submit", "studies.manage")
+
+
+def study_page(permission: str = VIEW):
+    """Decorates ``view(request, study, …)`` for the URL ``…/<slug:study_slug>/…``."""
+    def decorator(view):
+        @wraps(view)
+        def wrapped(request, study_slug, *args, **kwargs):
+            try:
+                study = study_for_user(study_slug, request.user, permission)
+            except Http404:
+                if not request.user.is_authenticated and permission != VIEW_BOARD:
+                    return redirect_to_login(request.get_full_path())
+                raise
+            return view(request, study, *args, **kwargs)
+
+        wrapped.required_role = f"study:{permission}"
+        return wrapped
+    return decorator
+
+
+class StudyBoardReader(BasePermission):
+    """API routes under ``/api/studies/<slug>/`` that read a board: anyone for a public
+    study, members for a private one; everyone else (anonymous included) a 404. The study
+    is left on the request for the view."""
+
+    def has_permission(self, request, view) -> bool:
+        request.study = study_for_user(view.kwargs["study_slug"], request.user, VIEW_BOARD)
+        return True
