@@ -28,7 +28,7 @@ def assign_default_study(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0014_study'),
+        ('annotation', '0016_study'),
         ('judging', '0012_judgment_rejected'),
         ('studies', '0002_default_study'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),

@@ -28,7 +28,7 @@ def assign_default_study(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0013_assignment_quality'),
+        ('annotation', '0015_prolific_audience_hooks'),
         ('studies', '0002_default_study'),
     ]
 
