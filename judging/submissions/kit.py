@@ -27,6 +27,7 @@ from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
 from annotation.core.csv_safety import SafeDictWriter
 from annotation.models import Instance, InstanceImage
+from studies.models import study_pk
 
 from ..models import Response
 
@@ -46,10 +47,10 @@ class KitSummary:
     images_included: int = 0
 
 
-def benchmark_instances() -> QuerySet[Instance]:
-    """The benchmark's finished items (instances still being built by the pipeline are not
-    part of it yet). A study's instances replace this when studies exist."""
-    return Instance.objects.filter(stage=Instance.Stage.DONE)
+def benchmark_instances(study=None) -> QuerySet[Instance]:
+    """The study's finished items (instances still being built by the pipeline are not part
+    of it yet); None: the default study, the one submissions go to."""
+    return Instance.objects.filter(stage=Instance.Stage.DONE, study_id=study_pk(study))
 
 
 def _with_content(instances: QuerySet[Instance]) -> QuerySet[Instance]:

@@ -221,3 +221,18 @@ def test_the_real_visit_bench_multi_image_kit_round_trips_through_the_api(open_s
     assert (response.json()["rows"], response.json()["responses"],
             response.json()["unmatched"]) == (100, 100, [])
     assert wait_for_jobs(120)
+
+
+@pytest.mark.django_db
+def test_the_kit_holds_the_default_studys_items_only():
+    """Submissions go to the default study: another study's finished items are not in its
+    kit (a second study's benchmark must not leak to the first one's submitters)."""
+    from judging.submissions.kit import benchmark_instances
+    from tests.studies.builders import study
+
+    ours = make_instance()
+    theirs = Instance.objects.create(instruction="Another study's question", stage="done",
+                                     study=study("other-lab"))
+    assert ours in benchmark_instances()
+    assert theirs not in benchmark_instances()
+    assert list(benchmark_instances(theirs.study)) == [theirs]
