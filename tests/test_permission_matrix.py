@@ -127,6 +127,7 @@ EXPECTED = {
     "judging:leaderboard_download": ("GET", {"fmt": "csv"}, ANALYST_PAGE),
     "judging:judges:run_list": ("GET", {}, ANALYST_PAGE),
     "judging:judges:leaderboards": ("GET", {}, ANALYST_PAGE),
+    "judging:judges:run_new": ("GET", {}, ANALYST_PAGE),  # analysts start runs (and the API)
     "judging:judges:run_detail": ("GET", {"run_uuid": "judge_run"}, ANALYST_PAGE),
     "judging:judges:run_cancel": ("POST", {"run_uuid": "judge_run"}, _post_only(ADMIN_PAGE)),
     "judging:judges:run_resume": ("POST", {"run_uuid": "judge_run"}, _post_only(ADMIN_PAGE)),

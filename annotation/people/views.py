@@ -5,6 +5,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from rest_framework.authtoken.models import Token
@@ -26,6 +27,8 @@ QUERY_MAX = 150
 
 
 def _user(username):
+    if "\x00" in username:  # no user has one, and PostgreSQL refuses it in a query
+        raise Http404("No such user")
     return get_object_or_404(get_user_model(), username=username)
 
 
