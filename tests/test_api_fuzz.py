@@ -120,6 +120,9 @@ def fuzz_world(admin, alice, settings):
     client.force_login(admin)
     document = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
     _narrow_to_pairwise(document)
+    # A new judge run names a judge by uuid: let valid requests name the one there is.
+    document["components"]["schemas"]["JudgeRunCreate"]["properties"]["judge"]["enum"] = [
+        str(judge.uuid)]
     tokens = {"admin": Token.objects.create(user=admin).key,
               "annotator": Token.objects.create(user=alice).key}
     return {"schema": load_schema(document), "path_values": path_values, "tokens": tokens}
