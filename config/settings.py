@@ -145,7 +145,15 @@ AXES_VERBOSE = False  # no start-up banner on every command; failures still log 
 TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 1 if env_bool("BEHIND_HTTPS_PROXY") else 0)
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "annotation:home"
-LOGOUT_REDIRECT_URL = "login"
+LOGOUT_REDIRECT_URL = "logged_out"
+# Password-reset e-mails: printed on the console unless an SMTP (or other) backend is set.
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS")
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "VLM Eval <noreply@localhost>")
 
 LANGUAGE_CODE = "en-us"
 # The annotator's pages are translated (locale/); a worker's browser language picks one

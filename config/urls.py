@@ -6,17 +6,37 @@ from django.http import Http404
 from django.templatetags.static import static
 from django.urls import include, path, re_path
 from django.utils.functional import lazy
-from django.views.generic import RedirectView
+from django.views.generic import RedirectView, TemplateView
 from django.views.static import serve as serve_file
 from drf_spectacular.views import SpectacularAPIView
 
-from annotation.core.permissions import public
+from annotation.core.permissions import public, signed_in_required
+from annotation.people import views as people_views
 from config.api_docs import RedocPage, SwaggerPage
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/logged-out/", public(TemplateView.as_view(
+        template_name="registration/logged_out.html")), name="logged_out"),
+    # Password reset by e-mail (Django's views, our templates) and change when signed in.
+    path("accounts/password-reset/", public(auth_views.PasswordResetView.as_view()),
+         name="password_reset"),
+    path("accounts/password-reset/sent/", public(auth_views.PasswordResetDoneView.as_view()),
+         name="password_reset_done"),
+    path("accounts/password-reset/<uidb64>/<token>/",
+         public(auth_views.PasswordResetConfirmView.as_view()), name="password_reset_confirm"),
+    path("accounts/password-reset/done/",
+         public(auth_views.PasswordResetCompleteView.as_view()), name="password_reset_complete"),
+    path("accounts/password/", signed_in_required(auth_views.PasswordChangeView.as_view()),
+         name="password_change"),
+    path("accounts/password/done/",
+         signed_in_required(auth_views.PasswordChangeDoneView.as_view()),
+         name="password_change_done"),
+    path("accounts/profile/", people_views.profile, name="profile"),
+    path("accounts/profile/token/", people_views.profile_token, name="profile_token"),
+    path("people/", include("annotation.people.urls")),  # admins: users, roles, API tokens
     # api_version fixed: the schema view would otherwise take ?version= into its filename header
     path("api/schema/", SpectacularAPIView.as_view(
         api_version=settings.SPECTACULAR_SETTINGS["VERSION"]), name="api-schema"),

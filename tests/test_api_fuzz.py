@@ -29,7 +29,7 @@ pytestmark = pytest.mark.django_db
 
 EXAMPLES = 25  # per operation, generation mode and path variant
 REFUSED_EXAMPLES = 5  # per operation an annotator must be refused
-OPERATIONS = 40  # in the schema today; a new endpoint raises it (update the number)
+OPERATIONS = 41  # in the schema today; a new endpoint raises it (update the number)
 # A multipart upload of a predictions file matching the benchmark: the fuzzer's files never do
 # (tests/judging/submissions takes that path); refusals (400) are still fuzzed.
 NO_2XX_EXPECTED = {"POST /api/eval/submissions/"}
@@ -120,6 +120,9 @@ def fuzz_world(admin, alice, settings):
     client.force_login(admin)
     document = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
     _narrow_to_pairwise(document)
+    # A new judge run names a judge by uuid: let valid requests name the one there is.
+    document["components"]["schemas"]["JudgeRunCreate"]["properties"]["judge"]["enum"] = [
+        str(judge.uuid)]
     tokens = {"admin": Token.objects.create(user=admin).key,
               "annotator": Token.objects.create(user=alice).key}
     return {"schema": load_schema(document), "path_values": path_values, "tokens": tokens}

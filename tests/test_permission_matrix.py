@@ -43,6 +43,7 @@ STUDY_PAGE = dict(anonymous="login", annotator=404, other_annotator=404, analyst
                   admin="ok", other_study=404)
 STUDY_BOARD = dict(STUDY_PAGE, anonymous=404)  # a private study's board: no sign-in offered
 PUBLIC = {role: "ok" for role in ROLES}
+SIGNED_IN = dict({role: "ok" for role in ROLES}, anonymous="login")
 # Submitter pages and API: none of the roles above holds the submitter role (its own access,
 # and another submitter's 404, are in tests/judging/submissions).
 SUBMITTER_PAGE = dict({role: 403 for role in ROLES}, anonymous="login")
@@ -59,7 +60,25 @@ def _post_only(allowed: dict) -> dict:
 EXPECTED = {
     # Accounts, schema, media.
     "login": ("GET", {}, PUBLIC),
-    "logout": ("POST", {}, {role: "login" for role in ROLES}),  # harmless: own client
+    "logout": ("POST", {}, {role: "redirect" for role in ROLES}),  # → logged_out; own client
+    "logged_out": ("GET", {}, PUBLIC),
+    # Password reset by e-mail is open (an unknown link answers "no longer works"); changing
+    # one's password and one's profile need only being signed in.
+    "password_reset": ("GET", {}, PUBLIC),
+    "password_reset_done": ("GET", {}, PUBLIC),
+    "password_reset_confirm": ("GET", {"uidb64": "MQ", "token": "set-password"}, PUBLIC),
+    "password_reset_complete": ("GET", {}, PUBLIC),
+    "password_change": ("GET", {}, SIGNED_IN),
+    "password_change_done": ("GET", {}, SIGNED_IN),
+    "profile": ("GET", {}, SIGNED_IN),
+    "profile_token": ("POST", {}, _post_only(SIGNED_IN)),
+    # People and access (admins).
+    "people:list": ("GET", {}, ADMIN_PAGE),
+    "people:create": ("GET", {}, ADMIN_PAGE),
+    "people:person": ("GET", {"username": "username"}, ADMIN_PAGE),
+    "people:roles": ("POST", {"username": "username"}, _post_only(ADMIN_PAGE)),
+    "people:token": ("POST", {"username": "username"}, _post_only(ADMIN_PAGE)),
+    "people:token_revoke": ("POST", {"username": "username"}, _post_only(ADMIN_PAGE)),
     "api-schema": ("GET", {}, dict(ANALYST_API, annotator="ok", other_annotator="ok",
                                       other_study="ok")),
     "api-docs": ("GET", {}, dict(ANALYST_API, annotator="ok", other_annotator="ok",
@@ -125,6 +144,7 @@ EXPECTED = {
     "judging:leaderboard_download": ("GET", {"fmt": "csv"}, ANALYST_PAGE),
     "judging:judges:run_list": ("GET", {}, ANALYST_PAGE),
     "judging:judges:leaderboards": ("GET", {}, ANALYST_PAGE),
+    "judging:judges:run_new": ("GET", {}, ANALYST_PAGE),  # analysts start runs (and the API)
     "judging:judges:run_detail": ("GET", {"run_uuid": "judge_run"}, ANALYST_PAGE),
     "judging:judges:run_cancel": ("POST", {"run_uuid": "judge_run"}, _post_only(ADMIN_PAGE)),
     "judging:judges:run_resume": ("POST", {"run_uuid": "judge_run"}, _post_only(ADMIN_PAGE)),
@@ -319,6 +339,7 @@ def world(db, alice, bob, analyst, admin, django_user_model):
         "model_name": EvalModel.objects.create(name="permmodel").name,
         "media_path": media_path, "format": "json", "comparison": _comparison().uuid,
         "study": study_default().slug,
+        "username": bob.username,
     }
     users = {"annotator": alice, "other_annotator": bob, "analyst": analyst, "admin": admin,
              "other_study": other_study}

@@ -61,6 +61,13 @@ admin_required = _role_required("admin")
 kit_reader_required = _role_required(SUBMITTER, ANALYST)
 
 
+def signed_in_required(view):
+    """Any signed-in user, whatever their roles (one's own profile)."""
+    wrapped = login_required(view)
+    wrapped.required_role = "signed-in"
+    return wrapped
+
+
 def public(view):
     """Marks a view as deliberately open (its own checks, e.g. a signed token, apply)."""
     view.required_role = "public"

@@ -1,7 +1,7 @@
 """REST API for judge runs: analysts read runs and their progress; admins cancel and resume."""
 from django.core.exceptions import ValidationError
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, viewsets
+from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.response import Response
@@ -9,9 +9,10 @@ from rest_framework.response import Response
 from annotation.core.permissions import IsAdmin, IsAnalyst
 from studies.models import default_study_id
 
+from .forms import JudgeRunForm
 from .models import JudgeRun
 from .selectors import run_progress
-from .services import judge_run_cancel, judge_run_resume
+from .services import judge_run_cancel, judge_run_request, judge_run_resume
 
 
 class JudgeRunProgressSerializer(serializers.Serializer):
@@ -35,6 +36,18 @@ class JudgeRunProgressSerializer(serializers.Serializer):
     finished_at = serializers.DateTimeField(allow_null=True)
 
 
+class JudgeRunCreateSerializer(serializers.Serializer):
+    """What the "new judge run" page asks (the same form validates both)."""
+    judge = serializers.UUIDField(help_text="The judge's uuid")
+    batch = serializers.UUIDField(required=False, allow_null=True,
+                                  help_text="Only items a crowd batch showed")
+    split = serializers.CharField(required=False, default="all",
+                                  help_text="all, single, multi, conversation or category:<name>")
+    source = serializers.CharField(required=False, allow_blank=True, default="")
+    budget = serializers.DecimalField(max_digits=12, decimal_places=2, required=False,
+                                      allow_null=True, help_text="USD; refused above it")
+
+
 class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
     permission_classes = [IsAnalyst]
     serializer_class = JudgeRunProgressSerializer
@@ -52,6 +65,27 @@ class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
 
     def retrieve(self, request, uuid=None):
         return Response(JudgeRunProgressSerializer(run_progress(self.get_object())).data)
+
+    @extend_schema(request=JudgeRunCreateSerializer, responses={201: JudgeRunProgressSerializer})
+    def create(self, request):
+        """Price the selection, refuse it above the budget (400, nothing written), else start
+        it: the web form's checks and service (``judge_run_request``)."""
+        ser = JudgeRunCreateSerializer(data=request.data)
+        ser.is_valid(raise_exception=True)
+        form = JudgeRunForm({key: "" if value is None else str(value)
+                             for key, value in ser.validated_data.items()})
+        if not form.is_valid():
+            raise ApiValidationError({key if key != "__all__" else "detail": errors
+                                      for key, errors in form.errors.items()})
+        data = form.cleaned_data
+        try:
+            run = judge_run_request(judge=data["judge"], item_uuids=data["items"],
+                                    budget=data["budget"],
+                                    created_by=request.user.get_username())
+        except ValidationError as exc:
+            raise ApiValidationError({"detail": exc.messages}) from exc
+        return Response(JudgeRunProgressSerializer(run_progress(run)).data,
+                        status=status.HTTP_201_CREATED)
 
     @extend_schema(responses=JudgeRunProgressSerializer)
     @action(detail=True)

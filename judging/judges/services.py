@@ -110,24 +110,61 @@ def resolve_items(judge: Judge, item_uuids, study=None) -> list:
     return [found[u] for u in uuids]
 
 
-def default_items(judge: Judge, study=None) -> list:
+def _candidates(judge: Judge, study=None):
     """Every comparison (pairwise kinds) or response (graders) of ``study`` (None: the
     default study) the judge can take."""
     conv = Instance.Kind.CONVERSATION
     comparisons = Comparison.objects.filter(instance__study_id=study_pk(study))
     if judge.kind == Judge.Kind.MULTI_TURN:
-        return list(comparisons.filter(instance__kind=conv).values_list("uuid", flat=True))
+        return comparisons.filter(instance__kind=conv)
     if judge.is_pairwise:
-        return list(comparisons.exclude(instance__kind=conv).values_list("uuid", flat=True))
+        return comparisons.exclude(instance__kind=conv)
     responses = Response.objects.filter(model__is_reference=False,
                                         instance__study_id=study_pk(study))
     if judge.kind == Judge.Kind.RUBRIC:
-        responses = responses.filter(instance__rubrics__isnull=False, turn=0).distinct()
-    else:
-        responses = responses.filter(turn__in=[0, 1]).exclude(
-            instance__kind=Instance.Kind.SINGLE, instance__reference_output="").exclude(
-            instance__kind=Instance.Kind.MULTI, instance__reference_output="")
-    return list(responses.values_list("uuid", flat=True))
+        return responses.filter(instance__rubrics__isnull=False, turn=0).distinct()
+    return responses.filter(turn__in=[0, 1]).exclude(
+        instance__kind=Instance.Kind.SINGLE, instance__reference_output="").exclude(
+        instance__kind=Instance.Kind.MULTI, instance__reference_output="")
+
+
+def default_items(judge: Judge, study=None) -> list:
+    """Every comparison (pairwise kinds) or response (graders) of ``study`` the judge can
+    take."""
+    return list(_candidates(judge, study).values_list("uuid", flat=True))
+
+
+ITEM_SPLITS = ("all", "single", "multi", "conversation")  # and category:<name>
+
+
+def judge_items(judge: Judge, *, batch=None, split: str = "all", source: str = "",
+                study=None) -> list:
+    """The items of ``study`` the judge can take, narrowed to those a crowd ``batch`` showed
+    (its tasks' comparisons, or for graders those comparisons' responses), an instance
+    ``split`` (a kind, or ``category:<name>``) and a ``source`` (visitbench, …).
+    ``ValidationError`` for an unknown split; an empty list when nothing matches."""
+    items = _candidates(judge, study)
+    kinds = {"single": Instance.Kind.SINGLE, "multi": Instance.Kind.MULTI,
+             "conversation": Instance.Kind.CONVERSATION}
+    if split in kinds:
+        items = items.filter(instance__kind=kinds[split])
+    elif split.startswith("category:") and split[9:]:
+        items = items.filter(instance__family__name=split[9:])
+    elif split != "all":
+        raise ValidationError(f"unknown split {split!r}: use one of {', '.join(ITEM_SPLITS)} "
+                              "or category:<name>")
+    if source:
+        items = items.filter(instance__source=source)
+    if batch is not None:
+        shown = {t.get("comparison") for t in batch.tasks.values_list("payload", flat=True)
+                 if isinstance(t, dict)} - {None, ""}
+        if judge.is_pairwise:
+            items = items.filter(uuid__in=shown)
+        else:
+            pairs = Comparison.objects.filter(uuid__in=shown)
+            items = items.filter(Q(pk__in=pairs.values("response_a"))
+                                 | Q(pk__in=pairs.values("response_b")))
+    return list(items.values_list("uuid", flat=True))
 
 
 def _orderings(judge: Judge) -> tuple[str, ...]:
@@ -190,6 +227,22 @@ def judge_run_start(*, judge: Judge, item_uuids, budget: Decimal | None = None,
         if dispatch:
             transaction.on_commit(lambda: _dispatch(run))
     return run
+
+
+def judge_run_request(*, judge: Judge, item_uuids, budget=None, created_by: str = "",
+                      dispatch: bool = True) -> JudgeRun:
+    """Start a run asked for from the web or the API: priced first and refused, with nothing
+    written, when the estimate is above the budget (the run's own, or without one the
+    MAX_JUDGE_BUDGET_USD cap), so nobody starts a run that would stop half-way for money."""
+    budget = RUN_BUDGET.parse(budget, optional=True)
+    estimate = judge_estimate(judge=judge, item_uuids=item_uuids)
+    limit = budget if budget is not None else RUN_BUDGET.maximum()[0]
+    if estimate.cost > limit:
+        raise ValidationError(
+            f"The estimated cost ${estimate.cost:.2f} is above the budget ${limit:.2f}: raise "
+            "the budget or judge fewer items.", code="over_budget")
+    return judge_run_start(judge=judge, item_uuids=item_uuids, budget=budget,
+                           created_by=created_by, dispatch=dispatch, estimate=estimate)
 
 
 def _dispatch(run: JudgeRun) -> None:

@@ -7,6 +7,7 @@ app_name = "judges"
 
 urlpatterns = [
     path("", views.run_list, name="run_list"),
+    path("new/", views.run_new, name="run_new"),
     path("leaderboards/", views.leaderboards, name="leaderboards"),
     path("runs/<uuid:run_uuid>/", views.run_detail, name="run_detail"),
     path("runs/<uuid:run_uuid>/cancel/", views.run_cancel, name="run_cancel"),

@@ -3,16 +3,23 @@ call one service or selector, render."""
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.core.jobs import JobsBusy
 from annotation.core.permissions import admin_required, analyst_required
 from studies.models import default_study_id
 
 from .. import rating_cache
+from .forms import JudgeRunForm
 from .models import Judge, JudgeCall, JudgeRun
 from .selectors import graders_with_grades, judges_with_verdicts, parse_path_counts, run_progress
-from .services import judge_run_cancel, judge_run_resume
+from .services import (
+    RUN_BUDGET,
+    judge_estimate,
+    judge_run_cancel,
+    judge_run_request,
+    judge_run_resume,
+)
 
 
 @analyst_required
@@ -21,6 +28,37 @@ def run_list(request):
     return render(request, "judging/judges/run_list.html", {
         "runs": [(run, run_progress(run)) for run in runs],
         "judges": Judge.objects.order_by("name", "version")})
+
+
+@analyst_required
+@require_http_methods(["GET", "POST"])
+def run_new(request):
+    """Choose a judge and its items, see the estimate against the budget, then start: the
+    first POST prices the selection, a POST with ``start`` starts it (priced again by the
+    service, which refuses a run above its budget)."""
+    form = JudgeRunForm(request.POST or None)
+    estimate = None
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            if "start" in request.POST:
+                run = judge_run_request(judge=data["judge"], item_uuids=data["items"],
+                                        budget=data["budget"],
+                                        created_by=request.user.get_username())
+                messages.success(request, f"Run started over {run.units_total} units.")
+                return redirect("judging:judges:run_detail", run_uuid=run.uuid)
+            estimate = judge_estimate(judge=data["judge"], item_uuids=data["items"])
+        except ValidationError as exc:
+            form.add_error(None, exc)
+        except JobsBusy as exc:
+            form.add_error(None, exc.message)
+    data = getattr(form, "cleaned_data", {})
+    budget = data.get("budget")
+    limit = budget if budget is not None else RUN_BUDGET.maximum()[0]
+    return render(request, "judging/judges/run_new.html", {
+        "form": form, "estimate": estimate, "judge": data.get("judge"),
+        "items": len(data.get("items") or ()), "budget": budget, "limit": limit,
+        "over_budget": estimate is not None and estimate.cost > limit})
 
 
 @analyst_required
