@@ -14,6 +14,8 @@ import json
 
 from django.template.loader import render_to_string
 
+from annotation.templatetags.formats import hit_type as hit_type_label
+
 from ..metric_provenance import report_section
 from . import labels, numbers
 from .labels import source_label
@@ -54,17 +56,6 @@ CSV_ONLY = {"ratings": {"ci_low", "ci_high"}}
 # row instead: the page's wide container is 1,280 px, the standalone report's 1,100 px.
 CARD_WIDTH_PX = 1000
 CHAR_PX, CELL_PAD_PX = 7.2, 18  # at the tables' 0.82rem font
-
-
-def hit_type_label(slug: str) -> str:
-    """A HIT type's title from the registry ('pairwise_ab' → its human name); a value that is
-    no HIT type (e.g. 'scores (all)') is shown as it is."""
-    from annotation.engine.hit_types import get_hit_type
-
-    try:
-        return get_hit_type(slug).title
-    except LookupError:
-        return slug
 
 
 def fmt(v) -> str:
