@@ -3,7 +3,7 @@ the raw report.json, and metric runs (create = queue, detail = progress)."""
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.response import Response
 
 from annotation.core.db_text import storage_problem
@@ -13,7 +13,12 @@ from studies.models import default_study_id
 from .models import MetricRun, Report
 from .reports.params import AGGREGATIONS, MAJORITY
 from .services.metric_scores import DEFAULT_METRICS, metric_run_start
-from .services.reports import report_start
+from .services.reports import ReportBusy, report_delete, report_start
+
+
+class Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "conflict"
 
 
 class ReportSerializer(serializers.ModelSerializer):
@@ -52,11 +57,12 @@ class ReportCreateSerializer(serializers.Serializer):
 
 
 class ReportViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
-                    mixins.CreateModelMixin, viewsets.GenericViewSet):
+                    mixins.CreateModelMixin, mixins.DestroyModelMixin,
+                    viewsets.GenericViewSet):
     """GET list / detail (detail includes ``data``, the full report.json); POST queues a new
     report and answers 202 with its uuid (an identical report already queued or running is
     answered instead; past the job caps 429 with Retry-After); GET ``…/json/`` returns
-    report.json alone."""
+    report.json alone; DELETE removes a finished report and its files (409 while it builds)."""
 
     permission_classes = [IsAnalyst]
     lookup_field = "uuid"
@@ -85,6 +91,12 @@ class ReportViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
             raise ValidationError({"detail": str(exc)}) from exc
         report.refresh_from_db()
         return Response(ReportSerializer(report).data, status=status.HTTP_202_ACCEPTED)
+
+    def perform_destroy(self, instance):
+        try:
+            report_delete(instance)
+        except ReportBusy as exc:
+            raise Conflict(str(exc)) from exc
 
     @extend_schema(responses=dict)
     @action(detail=True, methods=["get"], url_path="json")

@@ -47,6 +47,16 @@ def _instance_filter(split: str, prefix: str) -> Q:
     )
 
 
+def split_check(split: str) -> None:
+    """Refuse a split that names nothing: a malformed one, or a category no instance has (a
+    report over it would finish "done" and empty)."""
+    _instance_filter(split, "")
+    if split.startswith("category:") and not Instance.objects.filter(
+            family__name=split[9:]).exists():
+        raise UnknownSplit(f"unknown split {split!r}: no instance is in category "
+                           f"{split[9:]!r}")
+
+
 def split_turns(split: str) -> tuple[str, ...]:
     """The Judgment.turn values a split's main analysis uses (one verdict per item)."""
     _instance_filter(split, "")

@@ -10,5 +10,6 @@ urlpatterns = [
     path("<uuid:report_uuid>/", views.report_detail, name="report_detail"),
     path("<uuid:report_uuid>/status/", views.report_status, name="report_status"),
     path("<uuid:report_uuid>/restart/", views.report_restart, name="report_restart"),
+    path("<uuid:report_uuid>/delete/", views.report_delete, name="report_delete"),
     path("<uuid:report_uuid>/files/<str:name>", views.report_file, name="report_file"),
 ]

@@ -21,6 +21,8 @@ from .reports.html import sections, summary, toc
 from .reports.labels import SMALL_N
 from .reports.params import AGGREGATIONS, MAJORITY
 from .services.metric_scores import DEFAULT_METRICS, UnknownMetric
+from .services.reports import ReportBusy
+from .services.reports import report_delete as delete_report
 from .services.reports import report_restart as restart_report
 from .services.reports import report_start as start_report
 
@@ -132,6 +134,22 @@ def report_restart(request, report_uuid):
     except JobsBusy as exc:
         messages.error(request, exc.message)
     return redirect("agreement:report_detail", report_uuid=report.uuid)
+
+
+@analyst_required
+def report_delete(request, report_uuid):
+    """GET asks for confirmation; POST deletes the report and its files (finished ones only)."""
+    report = get_object_or_404(Report.objects.defer("data"), uuid=report_uuid)
+    if request.method != "POST":
+        return render(request, "agreement/report_delete.html", {
+            "report": report, "file_count": report.files.count()})
+    try:
+        delete_report(report)
+    except ReportBusy as exc:
+        messages.error(request, str(exc))
+        return redirect("agreement:report_detail", report_uuid=report.uuid)
+    messages.success(request, f"Report “{report}” and its files were deleted.")
+    return redirect("agreement:report_list")
 
 
 @analyst_required

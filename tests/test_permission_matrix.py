@@ -166,6 +166,7 @@ EXPECTED = {
                               ANALYST_PAGE),
     "agreement:report_status": ("GET", {"report_uuid": "report"}, ANALYST_PAGE),
     "agreement:report_restart": ("POST", {"report_uuid": "report"}, _post_only(ANALYST_PAGE)),
+    "agreement:report_delete": ("GET", {"report_uuid": "report"}, ANALYST_PAGE),
     # Disagreement review (analysts).
     "review:list": ("GET", {}, ANALYST_PAGE),
     "review:item": ("GET", {"comparison_uuid": "comparison"}, ANALYST_PAGE),

@@ -14,6 +14,8 @@ import json
 
 from django.template.loader import render_to_string
 
+from annotation.templatetags.formats import hit_type as hit_type_label
+
 from ..metric_provenance import report_section
 from . import labels, numbers
 from .labels import source_label
@@ -50,6 +52,14 @@ UNBOUNDED_HIDDEN = {"rating", "ci_low", "ci_high", "ci_text"}
 CSV_ONLY = {"ratings": {"ci_low", "ci_high"}}
 
 
+# A table wider than this (estimated from its longest cell per column; the estimate errs wide) is
+# shown as one card per row instead: the analyst page's wide container leaves 1,248 px. Cards
+# are taller than rows, so only tables that would not fit become cards (report.html, 1,100 px
+# wide, lets a table between the two scroll inside its own box).
+CARD_WIDTH_PX = 1180
+CHAR_PX, CELL_PAD_PX = 7.2, 18  # at the tables' 0.82rem font
+
+
 def fmt(v) -> str:
     """Plain text of a snapshot value (counts and the like)."""
     return numbers.readable("", v)
@@ -59,6 +69,9 @@ def _cell(column: str, value, *, share: bool, unbounded: str | None) -> dict:
     if column in SOURCE_COLUMNS and isinstance(value, str):
         return {"text": source_label(value), "title": value if value.startswith("metric:")
                 else "", "cls": "txt"}
+    if column == "hit_type" and isinstance(value, str):
+        label = hit_type_label(value)
+        return {"text": label, "title": value if label != value else "", "cls": "txt"}
     if unbounded and column in UNBOUNDED_HIDDEN:
         return {"text": "—", "cls": "unbounded",
                 "title": f"{unbounded}: no finite rating (fitted value {numbers.full(value)})"}
@@ -97,13 +110,27 @@ def table_block(name: str, rows: list[dict]) -> dict:
         elif matrix and c != "source":
             header = source_label(c)
         heads.append({"label": header, "title": definition, "name": c})
+    cards = estimated_width(heads, out_rows) > CARD_WIDTH_PX
+    if cards:  # each card: the first cell as its title, then (header, cell) pairs
+        for r in out_rows:
+            r["pairs"] = list(zip(heads[1:], r["cells"][1:], strict=True))
     return {"name": name, "columns": heads, "rows": out_rows[:VISIBLE_ROWS],
-            "more_rows": out_rows[VISIBLE_ROWS:], "small_rows": sum(r["small"] for r in out_rows)}
+            "more_rows": out_rows[VISIBLE_ROWS:], "small_rows": sum(r["small"] for r in out_rows),
+            "cards": cards}
+
+
+def estimated_width(heads: list[dict], rows: list[dict]) -> float:
+    """Roughly how many pixels the table needs on one line per cell (cells do not wrap)."""
+    width = 0.0
+    for i, head in enumerate(heads):
+        longest = max([len(head["label"])] + [len(r["cells"][i]["text"]) for r in rows])
+        width += longest * CHAR_PX + CELL_PAD_PX
+    return width
 
 
 def _plain_table(table: dict) -> dict:
     """A table already in words (the metric provenance) in the same shape."""
-    return {"name": table["name"], "more_rows": [], "small_rows": 0,
+    return {"name": table["name"], "more_rows": [], "small_rows": 0, "prose": True,
             "columns": [{"label": c[:1].upper() + c[1:], "title": "", "name": c}
                         for c in table["columns"]],
             "rows": [{"cells": [{"text": v, "title": "", "cls": "txt"} for v in row],
@@ -206,7 +233,8 @@ def summary(data: dict) -> dict:
         if alpha.get("alpha") is not None:
             ci = alpha.get("ci") or [None, None]
             reliability.append({
-                "hit_type": hit_type, "alpha": alpha["alpha"], "items": sec.get("n_items"),
+                "hit_type": hit_type_label(hit_type), "alpha": alpha["alpha"],
+                "items": sec.get("n_items"),
                 "text": numbers.readable("alpha_nominal", alpha["alpha"]),
                 "ci_text": "" if ci[0] is None else
                 f"{numbers.readable('alpha_nominal', ci[0])} – "

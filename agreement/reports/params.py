@@ -49,6 +49,6 @@ class ReportParams:
         if p.aggregation not in AGGREGATIONS:
             raise ValueError(f"aggregation must be one of {', '.join(AGGREGATIONS)}, "
                              f"got {p.aggregation!r}")
-        selectors.split_turns(p.split)  # raises UnknownSplit
+        selectors.split_check(p.split)  # raises UnknownSplit
         check_metrics(p.metrics)
         return p

@@ -171,10 +171,14 @@ def accuracy_by_level(data: dict):
     return fig
 
 
+HEATMAP_LABEL_FONT, HEATMAP_CELL_FONT = 11, 10  # points; 7-8 pt read as ~10 px on the page
+
+
 def agreement_heatmap(name: str, matrix: dict):
     plt = _pyplot()
     sources = matrix.get("sources", [])
-    fig, ax = plt.subplots(figsize=(1.0 * len(sources) + 2.5, 0.8 * len(sources) + 1.8))
+    # Cells and labels sized to be read at the page's natural size (100 dpi: 11 pt ≈ 15 px).
+    fig, ax = plt.subplots(figsize=(1.5 * len(sources) + 3.2, 1.2 * len(sources) + 2.4))
     if "error" in matrix or not sources:
         _empty(ax, matrix.get("error", "no data"))
         return fig
@@ -186,13 +190,14 @@ def agreement_heatmap(name: str, matrix: dict):
         for j in range(len(sources)):
             v = values[i, j]
             text = "–" if np.isnan(v) else f"{100 * v:.0f}%\nn={matrix['counts'][i][j]}"
-            ax.text(j, i, text, ha="center", va="center", fontsize=7,
+            ax.text(j, i, text, ha="center", va="center", fontsize=HEATMAP_CELL_FONT,
                     color="white" if not np.isnan(v) and v > 0.6 else "black")
     names = [source_label(s) for s in sources]
-    ax.set_xticks(range(len(sources)), names, rotation=35, ha="right", fontsize=8)
-    ax.set_yticks(range(len(sources)), names, fontsize=8)
-    fig.colorbar(im, ax=ax, fraction=0.04)
-    ax.set_title(f"Agreement between sources ({name})")
+    ax.set_xticks(range(len(sources)), names, rotation=30, ha="right",
+                  fontsize=HEATMAP_LABEL_FONT)
+    ax.set_yticks(range(len(sources)), names, fontsize=HEATMAP_LABEL_FONT)
+    fig.colorbar(im, ax=ax, fraction=0.04).ax.tick_params(labelsize=HEATMAP_CELL_FONT)
+    ax.set_title(f"Agreement between sources ({name})", fontsize=HEATMAP_LABEL_FONT + 1)
     return fig
 
 

@@ -89,6 +89,24 @@ def report_restart(report: Report) -> bool:
     return bool(restarted)
 
 
+class ReportBusy(Exception):
+    """The report is queued or building: deleting it now would pull it from under the job."""
+
+
+def report_delete(report: Report) -> None:
+    """Delete a finished (done or failed) report and every stored file of it. A queued or
+    running one raises ``ReportBusy``: its build would recreate nothing, but fail midway."""
+    with transaction.atomic():
+        locked = Report.objects.select_for_update().filter(pk=report.pk).first()
+        if locked is None:
+            return  # already gone: deleting twice is harmless
+        if locked.status not in (Report.Status.DONE, Report.Status.FAILED):
+            raise ReportBusy("This report is still being built; delete it once it has "
+                             "finished or failed.")
+        ReportFile.objects.filter(report=locked).delete()
+        locked.delete()
+
+
 def report_progress(report_id: int, stage: str, percent: int) -> None:
     """Record what a running build is doing; its own short UPDATE (no transaction is open
     while a report computes), so the page's status poll sees it at once."""

@@ -21,6 +21,14 @@ from .services import (
     judge_run_resume,
 )
 
+# What each parse path means, for the run page (``parse_path_counts`` keys).
+PARSE_PATH_WORDS = {
+    "strict": "read directly (the answer was in the expected format)",
+    "extraction": "recovered by a second call that extracted the verdict from a free-form answer",
+    "failed": "unreadable (counted as no verdict)",
+    "pending": "not answered yet",
+}
+
 
 @analyst_required
 def run_list(request):
@@ -68,7 +76,8 @@ def run_detail(request, run_uuid):
     calls = (JudgeCall.objects.filter(run=run, purpose=JudgeCall.Purpose.JUDGE)
              .order_by("-pk")[:25])
     return render(request, "judging/judges/run_detail.html", {
-        "run": run, "progress": run_progress(run), "parse_paths": parse_path_counts(run),
+        "run": run, "progress": run_progress(run), "parse_paths": [
+            (PARSE_PATH_WORDS.get(path, path), n) for path, n in parse_path_counts(run).items()],
         "calls": calls, "live": run.status in (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING),
         "can_manage": request.user.is_staff})
 

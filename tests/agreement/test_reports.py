@@ -6,6 +6,7 @@ from scipy import stats
 from agreement.models import Report
 from agreement.reports.params import ReportParams
 from agreement.services.reports import report_data_compute, report_generate
+from judging.selectors import UnknownSplit
 
 pytestmark = pytest.mark.django_db
 PARAMS = {"metrics": ["length"], "bootstrap_rounds": 200, "seed": 0,
@@ -140,8 +141,8 @@ def test_split_filter_and_judge_filter(study):
                                                         "split": "category:Chart reading"}))
     assert data["snapshot"]["filters"]["judges_found"] == ["J1"]
     assert set(data["accuracy"]) == {"J1", "metric:length"}
-    empty, _ = report_data_compute(ReportParams.from_dict({**PARAMS, "split": "category:Nope"}))
-    assert empty["snapshot"]["counts"]["items"] == 0
+    with pytest.raises(UnknownSplit, match="no instance is in category 'Nope'"):
+        ReportParams.from_dict({**PARAMS, "split": "category:Nope"})
 
 
 def test_generate_stores_every_artifact(study):
