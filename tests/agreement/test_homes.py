@@ -81,7 +81,7 @@ def test_dashboard_shows_progress_cost_with_fees_and_drafts_apart(admin_client_)
     drafts = html[html.index('id="drafts"'):]
     assert draft.title in drafts and "3 tasks" in drafts
     assert f'id="batch-{draft.uuid}"' not in html
-    assert reverse("admin:annotation_batch_upload") in html
+    assert reverse("console:upload") in html  # the product's upload wizard, not the admin's
 
 
 def test_dashboard_counts_paid_bonuses_as_spent(admin_client_):
