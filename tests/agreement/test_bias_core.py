@@ -206,3 +206,14 @@ def test_win_rate_gap_names_the_odd_input():
     for m, h, j in ((["m"], [1, 1], [1, 1]), (["m", "m"], [1], [1, 1]), (["m", "m"], [1, 1], [1])):
         with pytest.raises(ValueError, match="'models'.*'human_outcomes'.*'judge_outcomes'"):
             st.win_rate_gap(m, h, j)
+
+
+def test_position_bias_swapped_a_counts_as_b_first():
+    # every pair says the same response both ways: B first = A when swapped, and so on
+    res = st.position_bias(["A", "B", "B"], ["B", "A", "A"])
+    assert (res.consistency.successes, res.consistency.n) == (3, 3)
+
+
+def test_length_bias_shorter_a_winning_is_a_loss_for_the_longer():
+    assert st.length_bias([1], [3], ["A"], bins=1).overall.successes == 0
+    assert st.length_bias([1], [3], ["B"], bins=1).overall.successes == 1
