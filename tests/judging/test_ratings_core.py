@@ -119,3 +119,27 @@ def test_leaderboard_ci_is_the_2_5_and_97_5_percentile_of_the_seeded_bootstrap()
         assert rows[m].bt_rating == point[i]
         assert (rows[m].ci_low, rows[m].ci_high) == (lo[i], hi[i])
     assert rows["a"].bt_rating == pytest.approx(R.INIT)
+
+
+def test_any_iterable_of_rows_is_accepted():
+    assert R.encode(iter(ROWS)).models == ("a", "b", "c")
+    assert R.pair_counts(iter(ROWS))[1].sum() == R.pair_counts(ROWS)[1].sum() == 18
+    assert R.online_elo(iter(ROWS)) == R.online_elo(ROWS)
+
+
+def test_pair_counts_with_times_stay_integer_counts():
+    _, wins, ties = R.pair_counts([("a", "b", "A"), ("a", "b", "tie")], times=[2, 1])
+    assert wins.dtype.kind == ties.dtype.kind == "i"
+    assert wins.tolist() == [[0, 2], [0, 0]] and ties.tolist() == [[0, 1], [1, 0]]
+
+
+def test_bradley_terry_passes_the_ridge_on():
+    loose, tight = R.bradley_terry(ROWS), R.bradley_terry(ROWS, ridge=50.0)
+    assert np.ptp(list(tight.values())) < np.ptp(list(loose.values())) / 2
+
+
+def test_a_fit_stopped_early_warns_and_returns_its_last_step():
+    w = np.array([[[0.0, 3.0], [1.0, 0.0]]])
+    with pytest.warns(R.RatingsWarning, match="^Bradley-Terry fit did not converge$"):
+        beta = R._fit_bt(w, R.RIDGE, max_iter=1)
+    assert np.isfinite(beta).all() and beta[0, 0] > beta[0, 1]
