@@ -143,3 +143,21 @@ def test_a_fit_stopped_early_warns_and_returns_its_last_step():
     with pytest.warns(R.RatingsWarning, match="^Bradley-Terry fit did not converge$"):
         beta = R._fit_bt(w, R.RIDGE, max_iter=1)
     assert np.isfinite(beta).all() and beta[0, 0] > beta[0, 1]
+
+
+def test_bootstrap_defaults_are_1000_rounds_from_seed_0():
+    _, _, samples = R.bootstrap_bradley_terry(ROWS)
+    assert np.array_equal(samples, R.bootstrap_bradley_terry(ROWS, 1000, 0)[2])
+    models, wins, ties = R.pair_counts(ROWS)
+    _, _, from_counts = R.bootstrap_bradley_terry_from_counts(models, wins, ties)
+    assert np.array_equal(from_counts, samples)
+    board = R.leaderboard(ROWS)
+    assert board == R.leaderboard(ROWS, bootstrap_rounds=1000, seed=0)
+    assert board != R.leaderboard(ROWS, bootstrap_rounds=1000, seed=1)
+
+
+def test_unknown_anchor_and_reference_are_named_as_such():
+    with pytest.raises(ValueError, match="^anchor model 'zz' does not appear"):
+        R.bradley_terry(ROWS, anchor="zz")
+    with pytest.raises(ValueError, match="^reference model 'zz' does not appear"):
+        R.win_rates_vs(ROWS, "zz")
