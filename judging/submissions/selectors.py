@@ -13,8 +13,10 @@ from .models import Submission
 
 
 def my_model_names(user) -> set[str]:
-    """The models of lines the user owns, and versions they submitted."""
-    return set(EvalModel.objects.filter(Q(owner=user) | Q(submission__submitter=user))
+    """The models of lines the user owns, and versions they submitted, in the default study
+    (the board a submitter reads; a name means another model in another study)."""
+    return set(EvalModel.objects.in_study(None)
+               .filter(Q(owner=user) | Q(submission__submitter=user))
                .values_list("name", flat=True))
 
 

@@ -236,3 +236,17 @@ def test_the_kit_holds_the_default_studys_items_only():
     assert ours in benchmark_instances()
     assert theirs not in benchmark_instances()
     assert list(benchmark_instances(theirs.study)) == [theirs]
+
+
+@pytest.mark.django_db
+def test_a_submitters_board_rows_are_their_default_study_models_only():
+    """A model of the same name the submitter owns in another study does not make them the
+    owner of the default study's row of that name."""
+    from judging.submissions.selectors import my_model_names
+    from tests.studies.builders import study
+
+    sam = User.objects.create_user("sam-elsewhere")
+    EvalModel.objects.create(name="shared-name")  # the default study's, someone else's
+    EvalModel.objects.create(name="shared-name", owner=sam, study=study("lab-b"))
+    EvalModel.objects.create(name="sams-own", owner=sam)
+    assert my_model_names(sam) == {"sams-own"}
