@@ -22,13 +22,15 @@ from annotation.content.formats import (
     write_visit_csv,
 )
 from annotation.models import Image, Instance, InstanceImage, InstructionFamily, ScoreRubric
+from studies.models import study_pk
 
 FORMATS = ("visitbench", "convbench", "prometheus", "jsonl")
 
 
-def _instances(**filters) -> QuerySet[Instance]:
+def _instances(study=None, **filters) -> QuerySet[Instance]:
+    """``study``'s instances (None: the default study): an export never mixes studies."""
     return (
-        Instance.objects.filter(**filters)
+        Instance.objects.filter(study_id=study_pk(study), **filters)
         .select_related("family")
         .prefetch_related(
             Prefetch("instance_images", InstanceImage.objects.select_related("image")),
@@ -53,7 +55,8 @@ def _verification(instance: Instance) -> HumanVerification | None:
     )
 
 
-def visit_records(layout: str = "multi", source: str | None = None) -> list[VisitRecord]:
+def visit_records(layout: str = "multi", source: str | None = None,
+                  study=None) -> list[VisitRecord]:
     """Single- and multi-image instances whose images have URLs, as VisIT-Bench records.
 
     The single layout holds one image and no candidate/rating columns, so it takes only
@@ -66,7 +69,7 @@ def visit_records(layout: str = "multi", source: str | None = None) -> list[Visi
     if source:
         filters["source"] = source
     records = []
-    for instance in _instances(**filters):
+    for instance in _instances(study, **filters):
         images = list(instance.instance_images.all())
         if not images or (layout == "single" and len(images) != 1):
             continue
@@ -88,13 +91,15 @@ def visit_records(layout: str = "multi", source: str | None = None) -> list[Visi
     return records
 
 
-def export_visitbench(layout: str = "multi", source: str | None = None) -> bytes:
-    return write_visit_csv(VisitDataset(layout, visit_records(layout, source))).encode("utf-8")
+def export_visitbench(layout: str = "multi", source: str | None = None, study=None) -> bytes:
+    return write_visit_csv(VisitDataset(layout, visit_records(layout, source, study))
+                           ).encode("utf-8")
 
 
-def convbench_records() -> list[ConvBenchRecord]:
+def convbench_records(study=None) -> list[ConvBenchRecord]:
     records = []
-    for number, instance in enumerate(_instances(kind=Instance.Kind.CONVERSATION), start=1):
+    for number, instance in enumerate(_instances(study, kind=Instance.Kind.CONVERSATION),
+                                      start=1):
         turns = [t.instruction for t in instance.turns.all()]
         image = next(iter(instance.instance_images.all()), None)
         image_id = instance.extra.get("image_id") or (image.image.external_id if image else "")
@@ -103,13 +108,13 @@ def convbench_records() -> list[ConvBenchRecord]:
     return records
 
 
-def export_convbench() -> bytes:
-    return write_convbench_xlsx(convbench_records())
+def export_convbench(study=None) -> bytes:
+    return write_convbench_xlsx(convbench_records(study))
 
 
-def prometheus_records() -> list[PrometheusRecord]:
+def prometheus_records(study=None) -> list[PrometheusRecord]:
     records = []
-    for instance in _instances(rubrics__isnull=False).distinct():
+    for instance in _instances(study, rubrics__isnull=False).distinct():
         rubric = instance.rubrics.all()[0]
         extra = instance.extra
         kwargs = {"task_description": extra["task_description"]} if "task_description" in extra \
@@ -124,8 +129,8 @@ def prometheus_records() -> list[PrometheusRecord]:
     return records
 
 
-def export_prometheus() -> bytes:
-    return write_prometheus_jsonl(prometheus_records()).encode("utf-8")
+def export_prometheus(study=None) -> bytes:
+    return write_prometheus_jsonl(prometheus_records(study)).encode("utf-8")
 
 
 def _image_dump(image: Image) -> dict:
@@ -153,15 +158,16 @@ def _family_dump(family: InstructionFamily) -> dict:
     }
 
 
-def dump_jsonl(source: str | None = None) -> bytes:
-    """Every instance with everything we hold about it, one JSON object per line.
+def dump_jsonl(source: str | None = None, study=None) -> bytes:
+    """Every instance of ``study`` (None: the default study) with everything we hold about it,
+    one JSON object per line.
 
     No integer primary key appears: records refer to each other by UUID (instances, images,
     families, rubrics), so ``annotation.content.imports.jsonl_dump`` restores them into any database.
     """
     families: dict[int, dict] = {}
     lines = []
-    for instance in _instances(**({"source": source} if source else {})):
+    for instance in _instances(study, **({"source": source} if source else {})):
         family = None
         if instance.family is not None:
             if instance.family_id not in families:
@@ -193,14 +199,16 @@ def dump_jsonl(source: str | None = None) -> bytes:
     return ("\n".join(lines) + ("\n" if lines else "")).encode("utf-8")
 
 
-def export_dataset(fmt: str, *, layout: str = "multi", source: str | None = None) -> bytes:
-    """The one entry point the command and the pipeline page call."""
+def export_dataset(fmt: str, *, layout: str = "multi", source: str | None = None,
+                   study=None) -> bytes:
+    """The one entry point the command and the pipeline page call; ``study``'s instances only
+    (None: the default study)."""
     if fmt == "visitbench":
-        return export_visitbench(layout, source)
+        return export_visitbench(layout, source, study)
     if fmt == "convbench":
-        return export_convbench()
+        return export_convbench(study)
     if fmt == "prometheus":
-        return export_prometheus()
+        return export_prometheus(study)
     if fmt == "jsonl":
-        return dump_jsonl(source)
+        return dump_jsonl(source, study)
     raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")

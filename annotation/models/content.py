@@ -147,10 +147,12 @@ class Instance(models.Model):
 
     class Meta:
         constraints = [
-            # An item's id is its identity within its source: two rows of one file (or two
-            # imports) naming the same id are the same item, never two.
-            models.UniqueConstraint(fields=["source", "external_id"],
-                                    condition=~Q(external_id=""), name="external_id_per_source"),
+            # An item's id is its identity within its source and study: two rows of one file
+            # (or two imports into one study) naming the same id are the same item, never two;
+            # two studies may each hold the same dataset.
+            models.UniqueConstraint(fields=["study", "source", "external_id"],
+                                    condition=~Q(external_id=""),
+                                    name="external_id_per_source_per_study"),
         ]
 
     def __str__(self) -> str:

@@ -30,9 +30,10 @@ def _licences(out: Path) -> Counter:
     return Counter(seen.values())
 
 
-def _protocol_lines(scrub) -> list[str]:
+def _protocol_lines(scrub, sid: int) -> list[str]:
     lines = []
-    batches = (Batch.objects.exclude(status=Batch.Status.DRAFT).order_by("created_at")
+    batches = (Batch.objects.filter(study_id=sid).exclude(status=Batch.Status.DRAFT)
+               .order_by("created_at")
                .annotate(done=Count("assignments", filter=Q(assignments__counted=True), distinct=True),
                          gold=Count("tasks", filter=Q(tasks__is_gold=True), distinct=True)))
     for batch in batches:
@@ -48,16 +49,22 @@ def _protocol_lines(scrub) -> list[str]:
     return lines
 
 
-def _judges() -> list[str]:
-    rows = (Judgment.objects.exclude(source=Judgment.HUMAN).values("source", "template_version")
+def _in_study(sid: int):
+    return Judgment.objects.filter(Q(comparison__instance__study_id=sid)
+                                   | Q(response__instance__study_id=sid))
+
+
+def _judges(sid: int) -> list[str]:
+    rows = (_in_study(sid).exclude(source=Judgment.HUMAN).values("source", "template_version")
             .annotate(n=Count("id")).order_by("source", "template_version"))
     return [f"| {r['source']} | `{r['template_version'] or '—'}` | {r['n']:,} |" for r in rows]
 
 
-def card_markdown(out: Path, counts: dict[str, int], scrub) -> str:
-    """The card; ``scrub`` takes the participants' names out of free text (batch titles)."""
+def card_markdown(out: Path, counts: dict[str, int], scrub, sid: int) -> str:
+    """The card of study ``sid``; ``scrub`` takes the participants' names out of free text
+    (batch titles)."""
     config_lines = "".join(f"- config_name: {t}\n  data_files: {t}.parquet\n" for t in counts)
-    human = Judgment.objects.filter(source=Judgment.HUMAN).count()
+    human = _in_study(sid).filter(source=Judgment.HUMAN).count()
     parts = [
         f"---\nconfigs:\n{config_lines}---\n",
         "# Study dataset\n",
@@ -80,9 +87,9 @@ def card_markdown(out: Path, counts: dict[str, int], scrub) -> str:
         "appears under a keyed pseudonym (`anon-…`), also where free text named them.\n",
         "| batch | HIT type | marketplace | N | gold tasks | answers | reward per task |",
         "|---|---|---|---:|---:|---:|---|",
-        *(_protocol_lines(scrub) or ["| (no launched batch in this study) | | | | | | |"]),
+        *(_protocol_lines(scrub, sid) or ["| (no launched batch in this study) | | | | | | |"]),
         "\n## Automatic judges\n", "| judge | template | judgments |", "|---|---|---:|",
-        *(_judges() or ["| (none) | | |"]),
+        *(_judges(sid) or ["| (none) | | |"]),
         "\n## Schema\n",
     ]
     for table, columns in TABLES.items():

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from django.db.models import Q
 
 from annotation.content.exports import dump_jsonl
 from annotation.core.jobs import occupying
@@ -36,6 +37,7 @@ from judging.dataset.card import card_markdown
 from judging.dataset.identities import Identities
 from judging.dataset.schema import arrow_schema
 from judging.models import Comparison, EvalModel, Judgment, Response
+from studies.models import study_pk
 
 CHUNK = 50_000
 FILES = ("instances", "models", "responses", "comparisons", "judgments")
@@ -46,9 +48,9 @@ INSTANCE_KEPT = frozenset({
     "sha256", "license", "attribution", "format", "fetch_status", "file", "thumbnail"})
 
 
-def _instance_rows(people: Identities) -> list[dict]:
+def _instance_rows(people: Identities, study_id: int) -> list[dict]:
     rows = []
-    for line in dump_jsonl().decode("utf-8").splitlines():
+    for line in dump_jsonl(study=study_id).decode("utf-8").splitlines():
         record = people.scrub_json(json.loads(line), INSTANCE_KEPT)
         for key in ("family", "reference_meta", "extra"):
             value = record[key]
@@ -101,34 +103,34 @@ def _judgment_row(people: Identities, v: dict) -> dict:
     }
 
 
-def dataset_export(out_dir: str | Path) -> dict[str, int]:
-    """Write every table and ``README.md`` into ``out_dir`` (created if needed); returns the
-    row count per table. Counted against the job cap while it runs (``JobsBusy`` past it, or
-    while an export into the same directory runs)."""
+def dataset_export(out_dir: str | Path, study=None) -> dict[str, int]:
+    """Write every table of ``study`` (None: the default study) and ``README.md`` into
+    ``out_dir`` (created if needed); returns the row count per table. Counted against the job
+    cap while it runs (``JobsBusy`` past it, or while an export into the same directory runs)."""
     out = Path(out_dir)
     with occupying("dataset_export", fingerprint=str(out.resolve())):
-        return _export(out)
+        return _export(out, study_pk(study))
 
 
-def _export(out: Path) -> dict[str, int]:
+def _export(out: Path, sid: int) -> dict[str, int]:
     out.mkdir(parents=True, exist_ok=True)
     people = Identities()
     scrub = people.scrub
     counts = {"instances": _write(out / "instances.parquet", "instances",
-                                  [_instance_rows(people)])}
+                                  [_instance_rows(people, sid)])}
     counts["models"] = _write(out / "models.parquet", "models", [[
         {**{k: scrub(m[k]) for k in ("name", "version", "family", "notes")},
          "is_reference": m["is_reference"]}
-        for m in EvalModel.objects.order_by("name").values(
+        for m in EvalModel.objects.in_study(sid).order_by("name").values(
             "name", "version", "family", "is_reference", "notes")]])
     counts["responses"] = _write(out / "responses.parquet", "responses", _chunked(
-        Response.objects.order_by("pk").values("uuid", "instance__uuid", "model__name", "turn",
+        Response.objects.filter(instance__study_id=sid).order_by("pk").values("uuid", "instance__uuid", "model__name", "turn",
                                                "condition", "text"),
         lambda v: {"uuid": str(v["uuid"]), "instance": str(v["instance__uuid"]),
                    "model": scrub(v["model__name"]), "turn": v["turn"],
                    "condition": v["condition"], "text": scrub(v["text"])}))
     counts["comparisons"] = _write(out / "comparisons.parquet", "comparisons", _chunked(
-        Comparison.objects.order_by("pk").values("uuid", "instance__uuid", "response_a__uuid",
+        Comparison.objects.filter(instance__study_id=sid).order_by("pk").values("uuid", "instance__uuid", "response_a__uuid",
                                                  "response_b__uuid", "swapped", "sampling",
                                                  "gold_choice"),
         lambda v: {"uuid": str(v["uuid"]), "instance": str(v["instance__uuid"]),
@@ -136,10 +138,12 @@ def _export(out: Path) -> dict[str, int]:
                    "response_b": str(v["response_b__uuid"]), "swapped": v["swapped"],
                    "sampling": v["sampling"], "gold_choice": v["gold_choice"]}))
     counts["judgments"] = _write(out / "judgments.parquet", "judgments", _chunked(
-        Judgment.with_rejected.order_by("pk").values(  # rejected votes kept, and marked
+        Judgment.with_rejected.filter(  # rejected votes kept, and marked
+            Q(comparison__instance__study_id=sid) | Q(response__instance__study_id=sid)
+        ).order_by("pk").values(
             "uuid", "comparison__uuid", "response__uuid", "source", "annotator", "worker_id",
             "kind", "choice", "score", "feedback", "turn", "meta", "template_version",
             "prompt_hash", "created_at", "rejected"),
         lambda v: _judgment_row(people, v)))
-    (out / "README.md").write_text(card_markdown(out, counts, scrub), encoding="utf-8")
+    (out / "README.md").write_text(card_markdown(out, counts, scrub, sid), encoding="utf-8")
     return counts

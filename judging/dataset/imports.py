@@ -7,6 +7,8 @@ dataset or of this database; a response must not take the slot (instance, model,
 condition) of a stored response or of an earlier row. A bad row raises ``ImportFailed`` naming
 the file and row, and nothing is written. Rows whose uuid is already here are skipped (the database wins), so
 importing the same dataset twice adds nothing. Judgments go through the one judgment writer.
+Everything added belongs to the study imported into, and a reference resolves only to that
+study's rows (a response of this file never hangs on another study's item).
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from judging.dataset.export import FILES
 from judging.dataset.schema import TABLES
 from judging.models import Comparison, EvalModel, Judgment, Response
 from judging.services.judgments.record import judgments_record
+from studies.models import study_pk
 
 
 def _read(folder: Path, table: str) -> list[dict]:
@@ -103,7 +106,7 @@ def _bulk_create(model, objs: list, numbers: list[int], table: str) -> None:
             model.objects.bulk_create(objs[start:start + 5000])
 
 
-def _models(rows: list[dict]) -> tuple[dict[str, EvalModel], int]:
+def _models(rows: list[dict], sid: int) -> tuple[dict[str, EvalModel], int]:
     created = 0
     for n, row in enumerate(rows, start=1):
         where = f"models.parquet row {n}"
@@ -111,9 +114,9 @@ def _models(rows: list[dict]) -> tuple[dict[str, EvalModel], int]:
             raise ImportFailed(f"{where}: a model needs a name")
         values = {k: row[k] or "" for k in ("name", "version", "family", "notes")}
         _check(where, EvalModel, values)
-        present = EvalModel.objects.in_study().filter(name=row["name"]).first()
+        present = EvalModel.objects.in_study(sid).filter(name=row["name"]).first()
         if present is None:
-            model = EvalModel(**values, is_reference=bool(row["is_reference"]))
+            model = EvalModel(**values, is_reference=bool(row["is_reference"]), study_id=sid)
             try:
                 model.full_clean()
             except ValidationError as exc:
@@ -121,11 +124,12 @@ def _models(rows: list[dict]) -> tuple[dict[str, EvalModel], int]:
             with database_refusal(where, ImportFailed):
                 model.save()
             created += 1
-    return {m.name: m for m in EvalModel.objects.all()}, created
+    return {m.name: m for m in EvalModel.objects.in_study(sid)}, created
 
 
-def _responses(rows: list[dict], models: dict) -> int:
-    instances = _lookup(Instance, {_uuid(r["instance"], "responses.parquet") for r in rows})
+def _responses(rows: list[dict], models: dict, sid: int) -> int:
+    instances = _lookup(Instance.objects.filter(study_id=sid),
+                        {_uuid(r["instance"], "responses.parquet") for r in rows})
     present = _lookup(Response, {_uuid(r["uuid"], "responses.parquet") for r in rows})
     new, numbers, seen, slots = [], [], set(), _stored_slots(instances.values())
     for n, row in enumerate(rows, start=1):
@@ -163,9 +167,10 @@ def _stored_slots(instances) -> dict[tuple, str]:
     return out
 
 
-def _comparisons(rows: list[dict]) -> int:
+def _comparisons(rows: list[dict], sid: int) -> int:
     refs = {_uuid(r[c], "comparisons.parquet") for r in rows for c in ("response_a", "response_b")}
-    responses = _lookup(Response.objects.select_related("instance"), refs)
+    responses = _lookup(Response.objects.filter(instance__study_id=sid)
+                        .select_related("instance"), refs)
     present = _lookup(Comparison, {_uuid(r["uuid"], "comparisons.parquet") for r in rows})
     new, numbers, seen = [], [], set()
     for n, row in enumerate(rows, start=1):
@@ -186,11 +191,12 @@ def _comparisons(rows: list[dict]) -> int:
     return len(new)
 
 
-def _judgments(rows: list[dict]) -> int:
+def _judgments(rows: list[dict], sid: int) -> int:
     def ids(column):
         return {_uuid(r[column], "judgments.parquet") for r in rows if r[column]}
 
-    comparisons, responses = _lookup(Comparison, ids("comparison")), _lookup(Response, ids("response"))
+    comparisons = _lookup(Comparison.objects.filter(instance__study_id=sid), ids("comparison"))
+    responses = _lookup(Response.objects.filter(instance__study_id=sid), ids("response"))
     present = _lookup(Judgment.with_rejected.all(), ids("uuid"))
     new, numbers, seen = [], [], set()
     for n, row in enumerate(rows, start=1):
@@ -229,22 +235,23 @@ def _judgments(rows: list[dict]) -> int:
     return len(new)
 
 
-def dataset_import(folder: str | Path) -> dict[str, int]:
-    """Import every table of the dataset in ``folder``; returns rows added per table. Counted
-    against the job cap while it runs (``JobsBusy`` past it, or while this folder imports)."""
+def dataset_import(folder: str | Path, study=None) -> dict[str, int]:
+    """Import every table of the dataset in ``folder`` into ``study`` (None: the default study);
+    returns rows added per table. Counted against the job cap while it runs (``JobsBusy`` past
+    it, or while this folder imports)."""
     folder = Path(folder)
     with occupying("dataset_import", fingerprint=str(folder.resolve())):
-        return _import(folder)
+        return _import(folder, study_pk(study))
 
 
-def _import(folder: Path) -> dict[str, int]:
+def _import(folder: Path, sid: int) -> dict[str, int]:
     tables = {table: _read(folder, table) for table in FILES}  # all files checked first
     with transaction.atomic():
         dump = _instances_jsonl(tables["instances"])
-        created = import_jsonl_dump(io.BytesIO(dump), line_name="instances.parquet row") \
-            .created if dump else 0
-        models, models_created = _models(tables["models"])
+        created = import_jsonl_dump(io.BytesIO(dump), line_name="instances.parquet row",
+                                    study=sid).created if dump else 0
+        models, models_created = _models(tables["models"], sid)
         return {"instances": created, "models": models_created,
-                "responses": _responses(tables["responses"], models),
-                "comparisons": _comparisons(tables["comparisons"]),
-                "judgments": _judgments(tables["judgments"])}
+                "responses": _responses(tables["responses"], models, sid),
+                "comparisons": _comparisons(tables["comparisons"], sid),
+                "judgments": _judgments(tables["judgments"], sid)}

@@ -15,6 +15,7 @@ from collections import defaultdict
 
 from annotation.content.imports.images import image_for_url
 from annotation.models import Instance, InstanceImage
+from studies.models import study_pk
 
 IMPORT_SOURCE = "import"  # the dataset of items created from a file that names none
 
@@ -34,18 +35,21 @@ def same_instruction(text: str, instance: Instance) -> bool:
 
 
 class InstanceIndex:
-    """All instances, indexed once per import (an import is one query, not one per row)."""
+    """A study's instances (None: the default study), indexed once per import (an import is
+    one query, not one per row): a file imported into one study never matches another's items."""
 
-    def __init__(self):
+    def __init__(self, study=None):
+        self.study_id = study_pk(study)
         self.by_uuid: dict[str, Instance] = {}
         self.by_source_id: dict[tuple[str, str], Instance] = {}
         self.by_external_id: dict[str, list[Instance]] = defaultdict(list)
         self.by_text: dict[tuple, list[Instance]] = defaultdict(list)
         self.by_instruction: dict[str, list[Instance]] = defaultdict(list)
         urls = defaultdict(list)
-        for ii in InstanceImage.objects.select_related("image").order_by("instance_id", "position"):
+        for ii in (InstanceImage.objects.filter(instance__study_id=self.study_id)
+                   .select_related("image").order_by("instance_id", "position")):
             urls[ii.instance_id].append(ii.image.source_url or ii.image.display_url)
-        for instance in Instance.objects.select_related("family"):
+        for instance in Instance.objects.filter(study_id=self.study_id).select_related("family"):
             self.add(instance, urls.get(instance.pk, []))
 
     def add(self, instance: Instance, image_urls: list[str]) -> None:
@@ -113,7 +117,7 @@ class InstanceIndex:
                 else Instance.Kind.MULTI if len(image_urls) > 1 else Instance.Kind.SINGLE)
         instance = Instance.objects.create(
             kind=kind, instruction=instruction, source=dataset or IMPORT_SOURCE,
-            external_id=item_id or "", stage=Instance.Stage.DONE)
+            external_id=item_id or "", stage=Instance.Stage.DONE, study_id=self.study_id)
         for position, url in enumerate(image_urls):
             InstanceImage.objects.create(instance=instance, image=image_for_url(url),
                                          position=position)

@@ -72,10 +72,12 @@ def _turn(row: dict, number: int) -> int:
 
 @transaction.atomic
 def predictions_import(name: str, data: bytes, *, model: str | None = None,
-                       skip_unmatched: bool = False, overwrite: bool = False) -> ImportReport:
+                       skip_unmatched: bool = False, overwrite: bool = False,
+                       study=None) -> ImportReport:
     """Create the responses of a predictions file, all or nothing (see module docstring).
 
-    A model named in the file is registered if new. Re-importing the same file changes nothing;
+    Rows match ``study``'s instances (None: the default study); a model named in the file is
+    looked up in that study and registered there if new. Re-importing the same file changes nothing;
     a different text for an existing response is an error unless ``overwrite``.
     """
     try:
@@ -83,17 +85,17 @@ def predictions_import(name: str, data: bytes, *, model: str | None = None,
     except RowError as exc:
         raise ImportRejected("; ".join(exc.messages)) from exc
     return predictions_import_rows(rows, model=model, skip_unmatched=skip_unmatched,
-                                   overwrite=overwrite)
+                                   overwrite=overwrite, study=study)
 
 
 @transaction.atomic
 def predictions_import_rows(rows: list[dict], *, model: str | None = None,
-                            skip_unmatched: bool = False, overwrite: bool = False
-                            ) -> ImportReport:
+                            skip_unmatched: bool = False, overwrite: bool = False,
+                            study=None) -> ImportReport:
     """``predictions_import`` after the file is parsed (a submission renames its model first).
     ``report.responses`` lists what was created, for callers that build on it."""
     report = ImportReport(rows=len(rows))
-    index = InstanceIndex()
+    index = InstanceIndex(study)
     planned = []
     for number, row in enumerate(rows, start=1):
         urls = _image_urls(row, number)
@@ -122,17 +124,18 @@ def predictions_import_rows(rows: list[dict], *, model: str | None = None,
     for number, instance, turn, model_name, text in planned:
         with database_refusal(f"Row {number}", ImportRejected):
             _store_prediction(report, models, number, instance, turn, model_name, text,
-                              overwrite=overwrite)
+                              overwrite=overwrite, study=study)
     return report
 
 
 def _store_prediction(report: ImportReport, models: dict, number: int, instance, turn: int,
-                      model_name: str, text: str, *, overwrite: bool) -> None:
+                      model_name: str, text: str, *, overwrite: bool, study=None) -> None:
     """One planned prediction: created, unchanged, overwritten, or refused as different."""
     if model_name in REFERENCE_ALIASES and model_name not in models:
-        models[model_name] = reference_model_for_import(model_name, create=True)
+        models[model_name] = reference_model_for_import(model_name, create=True, study=study)
     if model_name not in models:
-        models[model_name], _ = EvalModel.objects.in_study().get_or_create(name=model_name)
+        models[model_name], _ = EvalModel.objects.in_study(study).get_or_create(
+            name=model_name, defaults={"study_id": study_pk(study)})
     existing = Response.objects.filter(instance=instance, model=models[model_name],
                                        turn=turn, condition=Response.Condition.GENERATED).first()
     if existing is None:
@@ -153,12 +156,12 @@ class ReferenceUnknown(ValueError):
     """``set_reference`` named a model that does not exist; nothing changed."""
 
 
-def reference_model(name: str = REFERENCE_NAME) -> EvalModel:
-    """The model marked as the human-verified reference, created (or marked) as ``name`` if
-    there is none yet."""
-    reference = EvalModel.objects.in_study().filter(is_reference=True).first()
+def reference_model(name: str = REFERENCE_NAME, study=None) -> EvalModel:
+    """``study``'s model marked as the human-verified reference (None: the default study's),
+    created (or marked) as ``name`` if there is none yet."""
+    reference = EvalModel.objects.in_study(study).filter(is_reference=True).first()
     if reference is None:
-        reference = reference_model_set(name, create=True)
+        reference = reference_model_set(name, create=True, study=study)
     return reference
 
 
@@ -203,7 +206,7 @@ class ReferenceSync:
 
 
 @transaction.atomic
-def reference_responses_sync(name: str = REFERENCE_NAME) -> ReferenceSync:
+def reference_responses_sync(name: str = REFERENCE_NAME, study=None) -> ReferenceSync:
     """Give the reference model a response wherever an instance has a reference, so the
     reference competes like any model: the verified ``reference_output`` of single- and
     multi-image instances (turn 0), and a conversation's per-turn reference answers when every
@@ -214,22 +217,24 @@ def reference_responses_sync(name: str = REFERENCE_NAME) -> ReferenceSync:
     for the reference) is removed when nobody compared it, else listed in ``stale``.
     """
     wanted: dict[tuple[int, int], str] = {}
-    for pk, text in (Instance.objects.filter(reference_status=Instance.ReferenceStatus.VERIFIED)
+    instances = Instance.objects.filter(study_id=study_pk(study))
+    for pk, text in (instances.filter(reference_status=Instance.ReferenceStatus.VERIFIED)
                      .exclude(kind=Instance.Kind.CONVERSATION).exclude(reference_output="")
                      .values_list("pk", "reference_output")):
         wanted[(pk, 0)] = text
     turns: dict[int, dict[int, str]] = {}
     for pk, turn, text in ConversationTurn.objects.filter(
-            instance__kind=Instance.Kind.CONVERSATION).values_list(
+            instance__kind=Instance.Kind.CONVERSATION,
+            instance__study_id=study_pk(study)).values_list(
             "instance_id", "turn", "reference_answer"):
         turns.setdefault(pk, {})[turn] = text
     for pk, texts in turns.items():
         if all(t.strip() for t in texts.values()):
             wanted |= {(pk, turn): text for turn, text in texts.items()}
-    reference = EvalModel.objects.in_study().filter(is_reference=True).first()
+    reference = EvalModel.objects.in_study(study).filter(is_reference=True).first()
     if reference is None and not wanted:
         return ReferenceSync()  # no reference anywhere: no reference model either
-    reference = reference or reference_model(name)
+    reference = reference or reference_model(name, study)
     have = {(r.instance_id, r.turn): r for r in Response.objects.filter(
         model=reference, condition=Response.Condition.GENERATED)}
     result = ReferenceSync()

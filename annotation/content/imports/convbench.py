@@ -19,11 +19,15 @@ from annotation.core.db_text import storage_problem
 from annotation.core.image_fetch import ImageFetchError
 from annotation.core.row_checks import database_refusal, field_problem
 from annotation.models import ConversationTurn, Image, Instance, InstanceImage
+from studies.models import study_pk
 
 SOURCE = "convbench"
 
 
-def import_convbench(source, images_dir=None) -> ImportSummary:
+def import_convbench(source, images_dir=None, study=None) -> ImportSummary:
+    """Parse the workbook, then write every conversation into ``study`` (None: the default
+    study) in one transaction (all or nothing)."""
+    sid = study_pk(study)
     try:
         dataset = parse_convbench_xlsx(source, images_dir)
     except FormatError as exc:
@@ -33,7 +37,7 @@ def import_convbench(source, images_dir=None) -> ImportSummary:
         for record in dataset.records:
             _check(record)
             with database_refusal(_where(record), ImportFailed):
-                created = _write(record)
+                created = _write(record, sid)
             summary.created += created
             summary.skipped += not created
     return summary
@@ -43,9 +47,9 @@ def _where(record) -> str:
     return f"ConvBench workbook: conversation ID {record.id}"
 
 
-def _write(record) -> bool:
+def _write(record, sid: int) -> bool:
     external_id = f"{SOURCE}:{record.id}"
-    if Instance.objects.filter(source=SOURCE, external_id=external_id).exists():
+    if Instance.objects.filter(study_id=sid, source=SOURCE, external_id=external_id).exists():
         return False
     if record.image_path is not None:
         try:
@@ -57,6 +61,7 @@ def _write(record) -> bool:
     else:
         image = image_for_external_id(record.image_id)
     instance = Instance.objects.create(
+        study_id=sid,
         kind=Instance.Kind.CONVERSATION, instruction=record.turns[0], source=SOURCE,
         external_id=external_id, stage=Instance.Stage.DONE,
         extra={"convbench_id": record.id, "image_id": record.image_id},

@@ -36,6 +36,7 @@ from annotation.models import (
     InstructionFamily,
     ScoreRubric,
 )
+from studies.models import study_pk
 
 INSTANCE_FIELDS = (
     "kind", "source", "external_id", "instruction", "stage", "candidate_reference",
@@ -61,17 +62,20 @@ class _Line:
     rubrics: list[ScoreRubric] = field(default_factory=list)
 
 
-def import_jsonl_dump(source, *, line_name: str = "JSONL dump: line") -> ImportSummary:
-    """Validate the whole dump, then write it in one transaction (all or nothing). Refusals
-    name a line as ``f"{line_name} {number}"`` (a caller reading another file names its row)."""
+def import_jsonl_dump(source, *, line_name: str = "JSONL dump: line",
+                      study=None) -> ImportSummary:
+    """Validate the whole dump, then write it into ``study`` (None: the default study) in one
+    transaction (all or nothing). Refusals name a line as ``f"{line_name} {number}"`` (a caller
+    reading another file names its row)."""
     lines = _parse(_read(source), line_name)
+    sid = study_pk(study)
     summary = ImportSummary(details={"images reused": 0})
     with transaction.atomic():
         images: dict[str, Image] = {}
         families: dict[str, InstructionFamily] = {}
         for line in lines:
             with database_refusal(f"{line_name} {line.number}", ImportFailed):
-                created = _write(line, images, families, summary, line_name)
+                created = _write(line, images, families, summary, line_name, sid)
             summary.created += created
             summary.skipped += not created
     return summary
@@ -235,12 +239,13 @@ def _image(data: dict) -> Image:
 # -- writing (inside the transaction) -----------------------------------------------------------
 
 def _write(line: _Line, images: dict, families: dict, summary: ImportSummary,
-           line_name: str) -> bool:
+           line_name: str, sid: int) -> bool:
     instance = line.instance
+    instance.study_id = sid
     present = Instance.objects.filter(uuid=instance.uuid)
     if instance.external_id:
         present = present | Instance.objects.filter(
-            source=instance.source, external_id=instance.external_id)
+            study_id=sid, source=instance.source, external_id=instance.external_id)
     if present.exists():
         return False
     for rubric in line.rubrics:

@@ -20,11 +20,15 @@ from annotation.content.imports.images import image_for_external_id
 from annotation.core.db_text import storage_problem
 from annotation.core.row_checks import database_refusal, field_problem, row_problem
 from annotation.models import Image, Instance, InstanceImage, ScoreRubric
+from studies.models import study_pk
 
 SOURCE = "prometheus"
 
 
-def import_prometheus(source) -> ImportSummary:
+def import_prometheus(source, study=None) -> ImportSummary:
+    """Parse the file, then write every record into ``study`` (None: the default study) in one
+    transaction (all or nothing)."""
+    sid = study_pk(study)
     try:
         records = parse_prometheus_jsonl(source)
     except FormatError as exc:
@@ -34,7 +38,7 @@ def import_prometheus(source) -> ImportSummary:
         for number, record in enumerate(records, start=1):
             _check(record, number)
             with database_refusal(_where(record, number), ImportFailed):
-                created = _write(record)
+                created = _write(record, sid)
             summary.created += created
             summary.skipped += not created
     return summary
@@ -44,12 +48,13 @@ def _where(record, number: int) -> str:
     return f"Prometheus-Vision jsonl: record {number} (image {record.image[:60]!r})"
 
 
-def _write(record) -> bool:
+def _write(record, sid: int) -> bool:
     external_id = content_id(SOURCE, record.image, record.instruction, record.response,
                              record.reference_answer, record.rubric.criteria)
-    if Instance.objects.filter(source=SOURCE, external_id=external_id).exists():
+    if Instance.objects.filter(study_id=sid, source=SOURCE, external_id=external_id).exists():
         return False
     instance = Instance.objects.create(
+        study_id=sid,
         kind=Instance.Kind.SINGLE, instruction=record.instruction,
         reference_output=record.reference_answer,
         reference_status=Instance.ReferenceStatus.VERIFIED, stage=Instance.Stage.DONE,

@@ -28,12 +28,15 @@ from annotation.content.imports.images import image_for_url
 from annotation.core.db_text import storage_problem
 from annotation.core.row_checks import database_refusal, row_problem
 from annotation.models import Image, Instance, InstanceImage, InstructionFamily
+from studies.models import study_pk
 
 SOURCE = "visitbench"
 
 
-def import_visitbench(source) -> ImportSummary:
-    """Parse the whole file, then write every record in one transaction (all or nothing)."""
+def import_visitbench(source, study=None) -> ImportSummary:
+    """Parse the whole file, then write every record into ``study`` (None: the default study)
+    in one transaction (all or nothing)."""
+    sid = study_pk(study)
     try:
         dataset = parse_visit_csv(source)
     except FormatError as exc:
@@ -43,7 +46,7 @@ def import_visitbench(source) -> ImportSummary:
         for number, record in enumerate(dataset.records, start=1):
             _check(record, number)
             with database_refusal(_where(record, number), ImportFailed):
-                created = _write(record, dataset.format, number)
+                created = _write(record, dataset.format, number, sid)
             summary.created += created
             summary.skipped += not created
     return summary
@@ -73,9 +76,9 @@ def visit_external_id(record: VisitRecord, layout: str) -> str:
                       *(i.url for i in record.images))
 
 
-def _write(record: VisitRecord, layout: str, number: int) -> bool:
+def _write(record: VisitRecord, layout: str, number: int, sid: int) -> bool:
     external_id = visit_external_id(record, layout)
-    if Instance.objects.filter(source=SOURCE, external_id=external_id).exists():
+    if Instance.objects.filter(study_id=sid, source=SOURCE, external_id=external_id).exists():
         return False
     status, reason, stage = _outcome(record, layout, number)
     multi = len(record.images) > 1
@@ -90,6 +93,7 @@ def _write(record: VisitRecord, layout: str, number: int) -> bool:
     else:
         reference, label = record.reference_output or "", ""
     instance = Instance.objects.create(
+        study_id=sid,
         family=family, kind=Instance.Kind.MULTI if multi else Instance.Kind.SINGLE,
         instruction=record.instruction, reference_output=reference, source_label=label,
         candidate_reference=record.candidate_reference or "", reference_status=status,

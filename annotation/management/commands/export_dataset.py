@@ -4,6 +4,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from annotation.content.exports import FORMATS, export_dataset
+from studies.commands import add_study_argument, study_option
 
 
 class Command(BaseCommand):
@@ -16,8 +17,10 @@ class Command(BaseCommand):
                             help="VisIT-Bench CSV layout (default: multi)")
         parser.add_argument("--source", default=None,
                             help="Only instances from this source (visitbench, crowd, …)")
+        add_study_argument(parser)
 
     def handle(self, *args, format, out, layout, source, **opts):
-        data = export_dataset(format, layout=layout, source=source)
+        study = study_option(opts)
+        data = export_dataset(format, layout=layout, source=source, study=study)
         out.write_bytes(data)
         self.stdout.write(f"Wrote {len(data)} bytes to {out}")

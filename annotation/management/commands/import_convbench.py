@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.content.imports.common import ImportFailed
 from annotation.content.imports.convbench import import_convbench
+from studies.commands import add_study_argument, study_option
 
 
 class Command(BaseCommand):
@@ -14,14 +15,16 @@ class Command(BaseCommand):
         parser.add_argument("path", type=Path)
         parser.add_argument("--images", type=Path, default=None,
                             help="Folder holding the images, named by image_id")
+        add_study_argument(parser)
 
     def handle(self, *args, path, images, **opts):
+        study = study_option(opts)
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
         if images is not None and not images.is_dir():
             raise CommandError(f"{images}: no such folder")
         try:
-            summary = import_convbench(path, images)
+            summary = import_convbench(path, images, study=study)
         except ImportFailed as exc:
             raise CommandError(f"{path}: {'; '.join(exc.messages)} (nothing was imported)") from exc
         self.stdout.write(f"{path.name}: {summary}")

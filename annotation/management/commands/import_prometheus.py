@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.content.imports.common import ImportFailed
 from annotation.content.imports.prometheus import import_prometheus
+from studies.commands import add_study_argument, study_option
 
 
 class Command(BaseCommand):
@@ -12,12 +13,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("path", type=Path)
+        add_study_argument(parser)
 
     def handle(self, *args, path, **opts):
+        study = study_option(opts)
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
         try:
-            summary = import_prometheus(path)
+            summary = import_prometheus(path, study=study)
         except ImportFailed as exc:
             raise CommandError(f"{path}: {'; '.join(exc.messages)} (nothing was imported)") from exc
         self.stdout.write(f"{path.name}: {summary}")

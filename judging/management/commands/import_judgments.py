@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from judging.services.errors import ImportRejected
 from judging.services.judgments.imports import judgments_import
+from studies.commands import add_study_argument, study_option
 
 
 class Command(BaseCommand):
@@ -19,14 +20,16 @@ class Command(BaseCommand):
         parser.add_argument("--skip-unmatched", action="store_true")
         parser.add_argument("--dataset", help="The dataset the file's item ids belong to (rows "
                             "may say so in a 'dataset' column); created items get it as source")
+        add_study_argument(parser)
 
     def handle(self, *args, **opts):
+        study = study_option(opts)
         path = Path(opts["path"])
         try:
             report = judgments_import(path.name, path.read_bytes(), fmt=opts["format"],
                                       create_missing=opts["create_missing"],
                                       skip_unmatched=opts["skip_unmatched"],
-                                      dataset=opts["dataset"])
+                                      dataset=opts["dataset"], study=study)
         except (OSError, ImportRejected) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"{report.rows} judgments read: {report.created} created, "

@@ -6,6 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.content.imports.common import ImportFailed
 from annotation.core.jobs import JobsBusy
 from judging.dataset.imports import dataset_import
+from studies.commands import add_study_argument, study_option
 
 
 class Command(BaseCommand):
@@ -13,10 +14,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("folder", type=Path)
+        add_study_argument(parser)
 
     def handle(self, *args, folder, **opts):
+        study = study_option(opts)
         try:
-            added = dataset_import(folder)
+            added = dataset_import(folder, study=study)
         except ImportFailed as exc:
             raise CommandError(f"nothing imported: {'; '.join(exc.messages)}") from exc
         except JobsBusy as exc:

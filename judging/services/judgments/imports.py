@@ -41,6 +41,7 @@ from django.utils import timezone
 from annotation.core.db_text import storage_problem
 from annotation.core.row_checks import database_refusal
 from annotation.models import Worker
+from studies.models import study_pk
 
 from ...models import Comparison, EvalModel, Judgment, Response
 from ..errors import ImportRejected, ImportReport
@@ -53,11 +54,12 @@ from .record import import_lock, judgments_record
 class _Resolver:
     """Looks rows up against the database once, creating what is missing when allowed."""
 
-    def __init__(self, create_missing: bool, dataset: str | None):
+    def __init__(self, create_missing: bool, dataset: str | None, study=None):
         self.create = create_missing
         self.dataset = dataset
-        self.index = InstanceIndex()
-        self.models = {m.name: m for m in EvalModel.objects.all()}
+        self.study_id = study_pk(study)
+        self.index = InstanceIndex(self.study_id)
+        self.models = {m.name: m for m in EvalModel.objects.in_study(self.study_id)}
         self.items: dict[str, object] = {}
         self.workers = {str(w): w for w in Worker.objects.all()}
         self.responses: dict[tuple, Response | None] = {}
@@ -94,11 +96,11 @@ class _Resolver:
     def model(self, name):
         if name in REFERENCE_ALIASES and name not in self.aliases_resolved:
             self.aliases_resolved.add(name)  # once per file, not once per row
-            found = reference_model_for_import(name, create=self.create)
+            found = reference_model_for_import(name, create=self.create, study=self.study_id)
             if found is not None:
                 self.models[name] = found
         if name not in self.models and self.create and name not in REFERENCE_ALIASES:
-            self.models[name] = EvalModel.objects.create(name=name[:100])
+            self.models[name] = EvalModel.objects.create(name=name[:100], study_id=self.study_id)
         return self.models.get(name)
 
     def response(self, instance, model, turn: int, text: str | None, number: int):
@@ -176,12 +178,13 @@ def _feedback_meta(feedbacks: list[dict]) -> dict:
 @transaction.atomic
 def judgments_import(name: str, data: bytes, *, fmt: str = "auto", create_missing: bool = False,
                      skip_unmatched: bool = False, now: datetime | None = None,
-                     dataset: str | None = None) -> ImportReport:
+                     dataset: str | None = None, study=None) -> ImportReport:
     """Store every new row of a judgments file as a Judgment, all or nothing; rows already
     imported (same ``import_key``) are counted in ``report.unchanged`` and skipped.
 
     ``dataset`` scopes the file's item ids (rows may name their own in a ``dataset`` column);
-    every judgment records the file's name and the import time in ``meta``."""
+    every judgment records the file's name and the import time in ``meta``. Rows match
+    ``study``'s items and models (None: the default study); what they create belongs to it."""
     raw = parse_judgment_file(name, data, fmt)
     rows = [(number, clean_row(row, number)) for number, row in raw]
     import_lock()  # two imports of one file must not both see it (or its items) as new
@@ -189,7 +192,7 @@ def judgments_import(name: str, data: bytes, *, fmt: str = "auto", create_missin
     if dataset is not None and (not dataset.strip() or len(dataset) > 32
                                 or storage_problem(dataset) is not None):
         raise ImportRejected("dataset must be a name of 1 to 32 characters")
-    resolver = _Resolver(create_missing, dataset)
+    resolver = _Resolver(create_missing, dataset, study)
     base = now or timezone.now()
     imported_at = timezone.now()
     seen: Counter[str] = Counter()
