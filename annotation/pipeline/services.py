@@ -35,6 +35,7 @@ from annotation.models import (
 from annotation.pipeline.llm import llm_configured, llm_endpoint, reference_client
 from annotation.pipeline.prompts import PROMPT_VERSION, build_reference_prompt
 from annotation.pipeline.verdict import decide_verification
+from studies.models import study_pk
 
 log = logging.getLogger(__name__)
 
@@ -66,17 +67,18 @@ class PipelineError(Exception):
 
 # --- stage tasks ---------------------------------------------------------------------------
 
-def pipeline_batch(hit_type: str) -> Batch:
-    """The open batch collecting this stage's tasks (created active on first use)."""
+def pipeline_batch(hit_type: str, study=None) -> Batch:
+    """``study``'s open batch collecting this stage's tasks (None: the default study's; created
+    active on first use): an item's stage task sits in a batch of the item's study."""
     title, setting, instructions = _PIPELINE_BATCHES[hit_type]
-    batch = (Batch.objects.filter(hit_type=hit_type, title=title)
+    batch = (Batch.objects.filter(hit_type=hit_type, title=title, study_id=study_pk(study))
              .exclude(status=Batch.Status.FINISHED).order_by("-pk").first())
     if batch is None:
         batch = Batch.objects.create(
             hit_type=hit_type, title=title, instructions=instructions,
             assignments_per_task=getattr(settings, setting), status=Batch.Status.ACTIVE,
             description="Created by the benchmark-construction pipeline.",
-            min_seconds=get_hit_type(hit_type).default_min_seconds(),
+            min_seconds=get_hit_type(hit_type).default_min_seconds(), study_id=study_pk(study),
         )
     return batch
 
@@ -90,9 +92,11 @@ def _queue_stage_task(instance: Instance, stage: str, hit_type: str) -> Task | N
             current = Task.objects.filter(pk=locked.stage_task_id, batch__hit_type=hit_type).first()
             if current is not None:
                 return current
-        batch = Batch.objects.select_for_update().get(pk=pipeline_batch(hit_type).pk)
+        batch = Batch.objects.select_for_update().get(
+            pk=pipeline_batch(hit_type, locked.study_id).pk)
         if batch.status == Batch.Status.FINISHED:  # finished meanwhile (its work was all done)
-            batch = Batch.objects.select_for_update().get(pk=pipeline_batch(hit_type).pk)
+            batch = Batch.objects.select_for_update().get(
+                pk=pipeline_batch(hit_type, locked.study_id).pk)
         last = batch.tasks.aggregate(m=Max("position"))["m"] or 0
         task = Task.objects.create(batch=batch, position=last + 1,
                                    payload={"instance": str(locked.uuid)},
@@ -132,10 +136,13 @@ def instruction_batch_create(*, family: InstructionFamily, n_tasks: int, title: 
 
 
 def instance_create_from_instruction(*, assignment: Assignment) -> Instance:
-    """A submitted instruction becomes an instance in the captioning stage, with its task."""
+    """A submitted instruction becomes an instance in the captioning stage, with its task, in
+    the study of the batch it was written for."""
     external_id = f"assignment:{assignment.uuid}"
+    study_id = assignment.batch.study_id
     with transaction.atomic():
-        existing = Instance.objects.filter(source="crowd", external_id=external_id).first()
+        existing = Instance.objects.filter(source="crowd", external_id=external_id,
+                                           study_id=study_id).first()
         if existing is not None:
             return existing
         answer = assignment.answer
@@ -143,7 +150,7 @@ def instance_create_from_instruction(*, assignment: Assignment) -> Instance:
         image = Image.objects.get(uuid=answer["image"])
         instance = Instance.objects.create(
             family=family, kind=Instance.Kind.SINGLE, instruction=answer["instruction"],
-            source="crowd", external_id=external_id, stage=Stage.CAPTIONING,
+            source="crowd", external_id=external_id, stage=Stage.CAPTIONING, study_id=study_id,
             extra={"license": answer.get("license", ""), "image_url": answer["image_url"]},
         )
         InstanceImage.objects.create(instance=instance, image=image, position=0)
@@ -282,12 +289,14 @@ def verification_record(*, assignment: Assignment) -> bool:
 PUSHABLE = (Stage.CAPTIONING, Stage.REFERENCE, Stage.VERIFICATION)
 
 
-def pipeline_push(stage: str, *, limit: int | None = None) -> int:
-    """Queue what ``stage`` is waiting for: caption or verification tasks for instances without
-    one, or the LLM step for every instance in 'reference'. Returns how many were queued."""
+def pipeline_push(stage: str, *, limit: int | None = None, study=None) -> int:
+    """Queue what ``stage`` is waiting for among ``study``'s instances (None: the default
+    study's): caption or verification tasks for instances without one, or the LLM step for
+    every instance in 'reference'. Returns how many were queued."""
     if stage not in PUSHABLE:
         raise PipelineError(f"stage must be one of {', '.join(PUSHABLE)}")
-    waiting = Instance.objects.filter(stage=stage).exclude(kind=Instance.Kind.CONVERSATION)
+    waiting = (Instance.objects.filter(stage=stage, study_id=study_pk(study))
+               .exclude(kind=Instance.Kind.CONVERSATION))
     if stage != Stage.REFERENCE:
         waiting = waiting.filter(stage_task__isnull=True)
     ids = list(waiting.order_by("pk").values_list("pk", flat=True)[:limit])

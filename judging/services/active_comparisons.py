@@ -25,7 +25,13 @@ from .. import ratings
 from ..active_sampling import choose_pairs
 from ..models import Comparison, EvalModel, Judgment
 from ..selectors import HUMAN, pairwise_judgments_qs
-from .comparisons import SamplingError, budget_limit, comparison_new, response_slots
+from .comparisons import (
+    SamplingError,
+    budget_limit,
+    comparison_new,
+    instances_filtered,
+    response_slots,
+)
 from .responses import reference_responses_sync
 
 ACTIVE = "active"
@@ -54,16 +60,20 @@ def comparisons_sample_active(*, budget: int | None, models: list[str] | None = 
                               instances=None, max_comparisons: int | None = None,
                               max_cost: Decimal | None = None, reward: Decimal = Decimal("0"),
                               judgments_per_comparison: int = 5, min_per_model: int = 2,
-                              seed: int = 0) -> list[Comparison]:
-    """Create and return the next round of at most ``budget`` comparisons, chosen actively."""
-    reference_responses_sync()
+                              seed: int = 0, study=None) -> list[Comparison]:
+    """Create and return the next round of at most ``budget`` comparisons among ``study``'s
+    instances and models (None: the default study's), chosen actively."""
+    reference_responses_sync(study=study)
+    if instances is None:
+        instances = instances_filtered(study=study)
     limit = budget_limit(wanted=budget, max_comparisons=max_comparisons, max_cost=max_cost,
                          reward=reward, judgments_per_comparison=judgments_per_comparison)
     if limit is None:
         raise SamplingError("active sampling needs a budget (--budget N)")
     slots = response_slots(instances)
     if models:
-        found = dict(EvalModel.objects.in_study().filter(name__in=models).values_list("pk", "name"))
+        found = dict(EvalModel.objects.in_study(study).filter(name__in=models)
+                     .values_list("pk", "name"))
         missing = sorted(set(models) - set(found.values()))
         if missing:
             raise SamplingError(f"unknown model(s): {missing}")

@@ -24,6 +24,7 @@ from django.db import transaction
 from annotation.core.money import AmountRefused
 from annotation.engine.services.batches import BATCH_BUDGET, REWARD, batch_create_from_rows
 from annotation.models import Batch, Instance
+from studies.models import study_pk
 
 from ..models import Comparison, EvalModel, Response
 from .responses import reference_responses_sync
@@ -54,13 +55,14 @@ def budget_limit(*, wanted: int | None, max_comparisons: int | None = None,
 
 
 def instances_filtered(*, source: str | None = None, kind: str | None = None,
-                       category: str | None = None):
-    """The instances a sampling run may use (None = all): by source, kind and family name."""
+                       category: str | None = None, study=None):
+    """The instances of ``study`` (None: the default study) a sampling run may use: by source,
+    kind and family name."""
     if kind is not None and kind not in KINDS:
         raise SamplingError(f"unknown kind {kind!r}; use one of {', '.join(KINDS)}")
+    qs = Instance.objects.filter(study_id=study_pk(study))
     if not (source or kind or category):
-        return None
-    qs = Instance.objects.all()
+        return qs
     if source:
         qs = qs.filter(source=source)
     if kind:
@@ -99,16 +101,21 @@ def comparisons_sample(*, mode: str = "uniform", tuples: int | None = 1000,
                        new_model: str | None = None, models: list[str] | None = None,
                        instances=None, max_comparisons: int | None = None,
                        max_cost: Decimal | None = None, reward: Decimal = Decimal("0"),
-                       judgments_per_comparison: int = 5, seed: int = 0) -> list[Comparison]:
-    """Create and return comparisons drawn by ``mode`` within the budget (seeded)."""
-    reference_responses_sync()
+                       judgments_per_comparison: int = 5, seed: int = 0,
+                       study=None) -> list[Comparison]:
+    """Create and return comparisons drawn by ``mode`` within the budget (seeded), among
+    ``study``'s instances and models (None: the default study's)."""
+    reference_responses_sync(study=study)
+    if instances is None:
+        instances = instances_filtered(study=study)
     rnd = random.Random(seed)
     limit = budget_limit(wanted=tuples if mode == "uniform" else None,
                          max_comparisons=max_comparisons, max_cost=max_cost, reward=reward,
                          judgments_per_comparison=judgments_per_comparison)
     allowed = None
     if models:
-        found = dict(EvalModel.objects.in_study().filter(name__in=models).values_list("name", "pk"))
+        found = dict(EvalModel.objects.in_study(study).filter(name__in=models)
+                     .values_list("name", "pk"))
         missing = sorted(set(models) - set(found))
         if missing:
             raise SamplingError(f"unknown model(s): {missing}")
@@ -125,7 +132,8 @@ def comparisons_sample(*, mode: str = "uniform", tuples: int | None = 1000,
         chosen = rnd.sample(candidates, min(len(candidates), limit or len(candidates)))
         made = [comparison_new(i, slots[i][a], slots[i][b], rnd, mode) for i, a, b in chosen]
     elif mode == "new_model":
-        new = EvalModel.objects.in_study().filter(name=new_model).first() if new_model else None
+        new = (EvalModel.objects.in_study(study).filter(name=new_model).first()
+               if new_model else None)
         if new is None:
             raise SamplingError(f"new_model: unknown model {new_model!r}")
         for instance_id, by_model in sorted(slots.items()):

@@ -24,6 +24,7 @@ from django.db.models import Q, QuerySet
 
 from annotation.engine.services.batches import batch_create_from_rows
 from annotation.models import Batch, Instance, ScoreRubric
+from studies.models import study_pk
 
 from ..hits import FeedbackHit, RubricHit
 from ..models import EvalModel, Judgment, Response
@@ -106,27 +107,32 @@ def feedback_batch_create(*, judgments: Iterable[Judgment], title: str,
 
 
 def responses_selected(*, model: str | None = None, split: str = "all",
-                       ids: list[str] | None = None) -> QuerySet[Response]:
-    """The responses a command names: by model and split, or by uuid (every one must exist)."""
+                       ids: list[str] | None = None, study=None) -> QuerySet[Response]:
+    """The responses of ``study`` (None: the default study) a command names: by model and
+    split, or by uuid (every one must exist there)."""
     qs = Response.objects.select_related("model").order_by("pk")
-    return _selected(qs, model=model, split=split, ids=ids, response="", what="response")
+    return _selected(qs, model=model, split=split, ids=ids, response="", what="response",
+                     study=study)
 
 
 def score_judgments_selected(*, model: str | None = None, split: str = "all",
                              ids: list[str] | None = None,
-                             sources: list[str] | None = None) -> QuerySet[Judgment]:
-    """Score judgments with feedback, by their response's model and split or by uuid, and
-    optionally by source (``human`` or judge names)."""
+                             sources: list[str] | None = None,
+                             study=None) -> QuerySet[Judgment]:
+    """``study``'s score judgments with feedback (None: the default study's), by their
+    response's model and split or by uuid, and optionally by source (``human`` or judge
+    names)."""
     qs = (Judgment.objects.filter(kind=Judgment.Kind.SCORE, response__isnull=False)
           .exclude(feedback="").select_related("response__model").order_by("pk"))
     if sources:
         qs = qs.filter(source__in=sources)
     return _selected(qs, model=model, split=split, ids=ids, response="response__",
-                     what="score judgment with feedback")
+                     what="score judgment with feedback", study=study)
 
 
-def _selected(qs, *, model, split, ids, response: str, what: str):
+def _selected(qs, *, model, split, ids, response: str, what: str, study=None):
     """``response``: the path from the queried model to the Response ("" or "response__")."""
+    qs = qs.filter(**{f"{response}instance__study_id": study_pk(study)})
     if ids is not None:
         wanted = set()
         for value in ids:
@@ -140,7 +146,7 @@ def _selected(qs, *, model, split, ids, response: str, what: str):
                                    + ", ".join(sorted(str(u) for u in missing)[:10]))
         qs = qs.filter(uuid__in=wanted)
     if model:
-        if not EvalModel.objects.in_study().filter(name=model).exists():
+        if not EvalModel.objects.in_study(study).filter(name=model).exists():
             raise RatingBatchError(f"no model named {model!r}")
         qs = qs.filter(**{f"{response}model__name": model})
     return qs.filter(_split_filter(split, response))

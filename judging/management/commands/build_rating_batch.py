@@ -13,6 +13,7 @@ from judging.services.rating_batches import (
     rubric_batch_create,
     score_judgments_selected,
 )
+from studies.commands import add_study_argument, study_option
 
 
 class Command(BaseCommand):
@@ -32,20 +33,24 @@ class Command(BaseCommand):
         parser.add_argument("--reward", type=Decimal, default=Decimal("0"))
         parser.add_argument("--lease", type=int, default=1800, help="Lease in seconds")
         parser.add_argument("--seed", type=int, help="Feedback: seed of the side draw")
+        add_study_argument(parser)
 
     def handle(self, *args, **opts):
+        study = study_option(opts)
         ids = self._ids(opts["ids"]) if opts["ids"] else None
         batch_options = {"title": opts["title"], "assignments_per_task": opts["n"],
-                         "reward": opts["reward"], "lease_seconds": opts["lease"]}
+                         "reward": opts["reward"], "lease_seconds": opts["lease"],
+                         "study": study}
         try:
             if opts["kind"] == "rubric":
                 batch = rubric_batch_create(
                     responses=responses_selected(model=opts["model"], split=opts["split"],
-                                                 ids=ids), **batch_options)
+                                                 ids=ids, study=study), **batch_options)
             else:
                 batch = feedback_batch_create(
                     judgments=score_judgments_selected(model=opts["model"], split=opts["split"],
-                                                       ids=ids, sources=opts["sources"]),
+                                                       ids=ids, sources=opts["sources"],
+                                                       study=study),
                     seed=opts["seed"], **batch_options)
         except RatingBatchError as exc:
             raise CommandError(str(exc)) from exc

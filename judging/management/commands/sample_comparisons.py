@@ -12,6 +12,7 @@ from judging.services.comparisons import (
     comparisons_sample,
     instances_filtered,
 )
+from studies.commands import add_study_argument, study_option
 
 
 class Command(BaseCommand):
@@ -38,8 +39,10 @@ class Command(BaseCommand):
                             "kind when conversations and single turns are mixed")
         parser.add_argument("--gold-rate", type=float, default=0.0)
         parser.add_argument("--min-seconds", type=int, default=0)
+        add_study_argument(parser)
 
     def handle(self, *args, **opts):
+        opts["study"] = study_option(opts)
         try:
             with transaction.atomic():  # comparisons and their batches, or nothing
                 self._run(opts)
@@ -47,28 +50,32 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
 
     def _run(self, opts):
+        study = opts["study"]
         instances = instances_filtered(source=opts["source"], kind=opts["kind"],
-                                       category=opts["category"])
+                                       category=opts["category"], study=study)
         if opts["mode"] == "active":
             made = comparisons_sample_active(
                 budget=opts["budget"], models=opts["models"], instances=instances,
                 max_comparisons=opts["max_comparisons"], max_cost=opts["max_cost"],
-                reward=opts["reward"], judgments_per_comparison=opts["n"], seed=opts["seed"])
+                reward=opts["reward"], judgments_per_comparison=opts["n"], seed=opts["seed"],
+                study=study)
         else:
             made = comparisons_sample(
                 mode=opts["mode"], tuples=opts["tuples"], new_model=opts["new_model"],
                 models=opts["models"], instances=instances,
                 max_comparisons=opts["max_comparisons"], max_cost=opts["max_cost"],
-                reward=opts["reward"], judgments_per_comparison=opts["n"], seed=opts["seed"])
+                reward=opts["reward"], judgments_per_comparison=opts["n"], seed=opts["seed"],
+                study=study)
         self.stdout.write(f"Sampled {len(made)} comparisons ({opts['mode']}).")
         if opts["batch"]:
-            gold = list(Comparison.objects.exclude(gold_choice="").select_related("instance"))
+            gold = list(Comparison.objects.filter(instance__study=study).exclude(gold_choice="")
+                        .select_related("instance"))
             batches = comparison_batches_create(
                 comparisons=Comparison.objects.filter(
                     pk__in=[c.pk for c in made]).select_related("instance").order_by("pk"),
                 title=opts["batch"], judgments_per_comparison=opts["n"],
                 reward=opts["reward"], gold=gold, gold_rate=opts["gold_rate"],
-                seed=opts["seed"], min_seconds=opts["min_seconds"])
+                seed=opts["seed"], min_seconds=opts["min_seconds"], study=study)
             for batch in batches:
                 self.stdout.write(f"Batch {batch.uuid} ({batch.hit_type}, {batch.title}): "
                                   f"{batch.tasks.count()} tasks.")
