@@ -17,8 +17,9 @@ def report_fingerprint(params: dict) -> str:
     return jobs.fingerprint(REPORT, params)
 
 
-def metric_run_fingerprint(metrics: list[str], options: dict) -> str:
-    return jobs.fingerprint(METRIC_RUN, metrics, options)
+def metric_run_fingerprint(metrics: list[str], options: dict, study_id: int) -> str:
+    """The same metrics and options in another study are another job."""
+    return jobs.fingerprint(METRIC_RUN, metrics, options, study_id)
 
 
 def _active_reports():
@@ -29,9 +30,10 @@ def _active_reports():
 
 def _active_metric_runs():
     for run in MetricRun.objects.filter(status__in=ACTIVE).only(
-            "pk", "created_by", "metrics", "options"):
+            "pk", "created_by", "metrics", "options", "study_id"):
         yield jobs.ActiveJob(METRIC_RUN, run.created_by, run,
-                             partial(metric_run_fingerprint, run.metrics, run.options))
+                             partial(metric_run_fingerprint, run.metrics, run.options,
+                                     run.study_id))
 
 
 def register() -> None:

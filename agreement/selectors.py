@@ -26,6 +26,7 @@ from judging.selectors import (
     study_id,
     without_trial_votes,
 )
+from studies.models import study_pk
 
 from .models import MetricScore
 
@@ -221,27 +222,37 @@ class MetricTarget:
     references: list[str]
 
 
-def metric_targets(response_ids=None) -> list[MetricTarget]:
-    """Responses that have a reference: the instance's verified ``reference_output`` for
-    single-turn responses, else the reference model's response to the same instance and turn.
+def metric_targets(response_ids=None, *, study=None) -> list[MetricTarget]:
+    """Responses of ``study`` (None: the default study; or exactly ``response_ids``) that have
+    a reference: the instance's verified ``reference_output`` for single-turn responses, else
+    the response of the instance's study's reference model to the same instance and turn.
     Ordered by response id, so batches and seeded metrics are reproducible. Each reference is
     read once, not once per response that shares it."""
     qs = Response.objects.filter(condition=Response.Condition.GENERATED)
-    if response_ids is not None:
+    if response_ids is None:
+        qs = qs.filter(instance__study_id=study_pk(study))
+    else:
         response_ids = list(response_ids)
         if not response_ids:
             return []
         qs = qs.filter(IdsIn("pk", response_ids))
     rows = analytic.rows(qs.order_by("pk").values_list("pk", "instance_id", "turn"))
     instances = {r[1] for r in rows}
-    outputs = dict(analytic.rows(Instance.objects.filter(IdsIn("pk", instances)).exclude(
-        reference_output="").values_list("pk", "reference_output")))
-    ref_model = EvalModel.objects.filter(is_reference=True).first()
+    outputs, study_of = {}, {}
+    for pk, output, sid in analytic.rows(Instance.objects.filter(IdsIn("pk", instances))
+                                         .values_list("pk", "reference_output", "study_id")):
+        study_of[pk] = sid
+        if output:
+            outputs[pk] = output
+    reference_of = dict(EvalModel.objects.filter(  # each study's own reference model
+        is_reference=True, study_id__in=set(study_of.values())).values_list("study_id", "pk"))
     ref_texts: dict[tuple[int, int], str] = {}
-    if ref_model is not None:
-        ref_texts = {(i, t): txt for i, t, txt in Response.objects.filter(
-            IdsIn("instance_id", instances), model=ref_model,
-            condition=Response.Condition.GENERATED).values_list("instance_id", "turn", "text")}
+    if reference_of:
+        ref_texts = {(i, t): txt for i, t, m, txt in Response.objects.filter(
+            IdsIn("instance_id", instances), model_id__in=reference_of.values(),
+            condition=Response.Condition.GENERATED).values_list(
+                "instance_id", "turn", "model_id", "text")
+            if reference_of.get(study_of[i]) == m}
     shared: dict[tuple[int, int], list[str]] = {}
     out = []
     for pk, inst, turn in rows:

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from agreement import metrics as metric_lib
 from annotation.core.jobs import admit
+from studies.models import study_pk
 
 from ..jobs import METRIC_RUN, metric_run_fingerprint
 from ..models import MetricRun, MetricScore
@@ -140,9 +141,10 @@ def _score_metric(name: str, targets: list[MetricTarget], options: dict,
     return config, chash, cached, len(todo), current
 
 
-def metric_scores_ensure(metrics: list[str], options: dict | None = None, on_metric=None
-                         ) -> tuple[dict[str, dict], dict[str, dict[int, float]]]:
-    """Score every response that has a reference with each metric (cache first).
+def metric_scores_ensure(metrics: list[str], options: dict | None = None, on_metric=None,
+                         study=None) -> tuple[dict[str, dict], dict[str, dict[int, float]]]:
+    """Score every response of ``study`` (None: the default study) that has a reference with
+    each metric (cache first), against the study's reference.
 
     Returns ({metric: {config, config_hash, cached, computed, n}}, {metric: {response id:
     score}}). The scored set is always every such response, so CIDEr-D's IDF, and therefore
@@ -152,7 +154,7 @@ def metric_scores_ensure(metrics: list[str], options: dict | None = None, on_met
     metrics = check_metrics(metrics)
     if not metrics:
         return {}, {}
-    targets = metric_targets()
+    targets = metric_targets(study=study)
     refs = {t.response_id: reference_hash(t.references) for t in targets}
     summary, scores = {}, {}
     for i, name in enumerate(computing_order(metrics)):
@@ -174,8 +176,9 @@ def computing_order(metrics: list[str]) -> list[str]:
 
 
 def metric_run_start(metrics: list[str], *, options: dict | None = None,
-                     created_by: str = "", queue: bool = False) -> MetricRun:
-    """Record a batch computation and the configuration each metric will run with (failing
+                     created_by: str = "", queue: bool = False, study=None) -> MetricRun:
+    """Record a batch computation of ``study``'s responses (None: the default study's) against
+    its reference, and the configuration each metric will run with (failing
     now, e.g. without a BERTScore model or WordNet, not in the worker). With ``queue`` the run
     is worked after commit by a broker's worker, or without one by a thread of this process
     (never the request that asked) — admitted by the job caps first: an identical queued or
@@ -183,16 +186,17 @@ def metric_run_start(metrics: list[str], *, options: dict | None = None,
     otherwise the caller works it (``metric_run_work``)."""
     metrics = check_metrics(metrics)
     options = options or {}
-    targets = metric_targets()
+    targets = metric_targets(study=study)
     configs = {}
     for name in metrics:
         config = metric_config(name, options)
         configs[name] = {"config": config, "config_hash": config_hash(config, targets)}
     with transaction.atomic():
-        if queue and (existing := admit(METRIC_RUN, owner=created_by,
-                                        fingerprint=metric_run_fingerprint(metrics, options))):
+        fingerprint = metric_run_fingerprint(metrics, options, study_pk(study))
+        if queue and (existing := admit(METRIC_RUN, owner=created_by, fingerprint=fingerprint)):
             return MetricRun.objects.get(pk=existing.pk)
         run = MetricRun.objects.create(metrics=metrics, options=options, configs=configs,
+                                       study_id=study_pk(study),
                                        total=len(targets) * len(metrics),
                                        created_by=created_by, created_at=timezone.now())
         if queue:
@@ -211,7 +215,7 @@ def metric_run_work(run_id: int) -> MetricRun:
             return run
         run.status, run.started_at = MetricRun.Status.RUNNING, run.started_at or timezone.now()
         run.save(update_fields=["status", "started_at"])
-    targets = metric_targets()
+    targets = metric_targets(study=run.study_id)
     refs = {t.response_id: reference_hash(t.references) for t in targets}
     total_cached = 0
     configs = dict(run.configs)

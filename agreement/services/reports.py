@@ -129,7 +129,7 @@ def report_data_compute(params: ReportParams, progress: Progress | None = None
                  METRICS_START + (METRICS_END - METRICS_START) * i // n)
 
     metric_summary, metric_scores = metric_scores_ensure(params.metrics, params.metric_options,
-                                                         on_metric)
+                                                         on_metric, study=params.study)
     return build_report_data(params, metric_summary=metric_summary, metric_scores=metric_scores,
                              progress=progress)
 

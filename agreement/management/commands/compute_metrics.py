@@ -6,10 +6,12 @@ from agreement import metric_provenance
 from agreement.services.metric_scores import DEFAULT_METRICS, metric_run_start, metric_run_work
 from agreement.tasks import compute_metrics
 from annotation.core.jobs import JobsBusy
+from studies.commands import add_study_argument, study_option
 
 
 class Command(BaseCommand):
-    help = "Score every response that has a reference with the reference metrics (cached)."
+    help = ("Score every response of the study that has a reference with the reference "
+            "metrics, against the study's reference (cached).")
 
     def add_arguments(self, parser):
         parser.add_argument("--metrics", default=",".join(DEFAULT_METRICS))
@@ -20,8 +22,10 @@ class Command(BaseCommand):
         parser.add_argument("--queue", action="store_true",
                             help="Queue the Celery task for a worker instead of working here "
                                  "(without a broker the command works the run itself)")
+        add_study_argument(parser)
 
     def handle(self, *args, **o):
+        study = study_option(o)
         metrics = [m.strip() for m in o["metrics"].split(",") if m.strip()]
         options = {"seed": o["seed"],
                    **({"bert_model": o["bert_model"]} if o["bert_model"] else {}),
@@ -30,7 +34,7 @@ class Command(BaseCommand):
         queue = o["queue"] and not compute_metrics.app.conf.task_always_eager
         try:
             run = metric_run_start(metrics, options=options, created_by="manage.py",
-                                   queue=queue)
+                                   queue=queue, study=study)
         except (ValueError, RuntimeError) as exc:
             raise CommandError(str(exc)) from exc
         except JobsBusy as exc:  # --queue: admitted by the job caps
