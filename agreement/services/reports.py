@@ -195,7 +195,7 @@ def _announce(report: Report, outcome: str) -> None:
     report.refresh_from_db(fields=["error", "finished_at"])
     webhook_emit("report.ready", {
         "report": report.uuid, "title": report.title, "status": outcome,
-        "error": report.error, "finished_at": report.finished_at})
+        "error": report.error, "finished_at": report.finished_at}, study=report.study_id)
 
 
 def report_generate(params: dict, *, title: str = "", created_by: str = "",

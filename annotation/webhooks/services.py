@@ -24,6 +24,7 @@ from django.utils import timezone
 from annotation.core.image_fetch import ImageFetchError, tls_context, vetted_target
 from annotation.webhooks import signing
 from annotation.webhooks.models import EVENTS, WebhookDelivery, WebhookEndpoint
+from studies.models import study_pk
 
 USER_AGENT = "vlmeval-webhooks/1.0"
 FIRST_DELAY = 30  # seconds before the second attempt; ×4 per attempt after that
@@ -36,13 +37,15 @@ def retry_delay(attempts: int) -> timedelta:
     return timedelta(seconds=min(FIRST_DELAY * 4 ** max(attempts - 1, 0), MAX_DELAY))
 
 
-def webhook_emit(event: str, payload: dict) -> list[WebhookDelivery]:
-    """Record ``event`` for every active endpoint that subscribes to it; the first attempts
-    start after the surrounding transaction commits."""
+def webhook_emit(event: str, payload: dict, *, study) -> list[WebhookDelivery]:
+    """Record ``event`` of ``study`` (a Study or its id; None: the default study) for every
+    active endpoint of that study that subscribes to it — another study's endpoint never hears
+    of it; the first attempts start after the surrounding transaction commits."""
     if event not in EVENTS:
         raise ValueError(f"unknown webhook event {event!r}; known: {', '.join(sorted(EVENTS))}")
     body = json.loads(json.dumps(payload, cls=DjangoJSONEncoder))  # UUIDs, dates → JSON now
-    endpoints = [e for e in WebhookEndpoint.objects.filter(active=True) if event in e.events]
+    endpoints = [e for e in WebhookEndpoint.objects.filter(active=True, study_id=study_pk(study))
+                 if event in e.events]
     deliveries = WebhookDelivery.objects.bulk_create(
         WebhookDelivery(endpoint=e, event=event, payload=body) for e in endpoints)
     if deliveries:

@@ -467,7 +467,8 @@ def _announce_budget_stop(run: JudgeRun) -> None:
     webhook_emit("budget.reached", {
         "what": "judge_run", "run": stopped.uuid, "judge": stopped.judge.name,
         "budget": str(stopped.budget), "cost": str(stopped.cost),
-        "units_done": stopped.units_done, "units_total": stopped.units_total})
+        "units_done": stopped.units_done, "units_total": stopped.units_total},
+        study=stopped.study_id)
 
 
 def _feedback(call: JudgeCall) -> str:

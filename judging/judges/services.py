@@ -659,7 +659,7 @@ def _announce_done(run_id: int) -> None:
         "run": run.uuid, "judge": run.judge.name, "status": run.status,
         "units_total": run.units_total, "units_done": run.units_done,
         "units_failed": run.units_failed, "cost": str(run.cost),
-        "finished_at": run.finished_at})
+        "finished_at": run.finished_at}, study=run.study_id)
 
 
 def judge_run_execute(run: JudgeRun, *, concurrency: int | None = None, processes: int = 1,

@@ -42,7 +42,7 @@ def test_an_emitted_event_arrives_signed_once_after_commit(receiver_factory):
     _endpoint(receiver.url)
     _endpoint(receiver.url, events=["report.ready"], name="other")  # not subscribed
     with transaction.atomic():
-        webhook_emit("batch.finished", {"batch": "b-1", "tasks": 3})
+        webhook_emit("batch.finished", {"batch": "b-1", "tasks": 3}, study=None)
         assert receiver.requests == []  # nothing leaves before the cause commits
     assert wait_for_jobs(10)
     assert len(receiver.requests) == 1
@@ -66,7 +66,7 @@ def test_an_event_whose_cause_rolls_back_is_never_sent(receiver_factory):
     _endpoint(receiver.url)
     with pytest.raises(RuntimeError):
         with transaction.atomic():
-            webhook_emit("batch.finished", {"batch": "b-1"})
+            webhook_emit("batch.finished", {"batch": "b-1"}, study=None)
             raise RuntimeError("the batch change failed")
     assert wait_for_jobs(10)
     assert receiver.requests == [] and not WebhookDelivery.objects.exists()
@@ -166,7 +166,7 @@ def test_endpoint_validation_refuses_other_secrets_and_unknown_events():
     with pytest.raises(ValidationError, match="events"):
         bad.full_clean()
     with pytest.raises(ValueError, match="unknown webhook event"):
-        webhook_emit("batch.exploded", {})
+        webhook_emit("batch.exploded", {}, study=None)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -19,7 +19,8 @@ def batch_announce_finished(batch: Batch, *, how: str) -> None:
         counted=Count("id", filter=Assignment.COUNTS_AS_DONE), late=Count("id", filter=Q(late=True)))
     webhook_emit("batch.finished", {
         "batch": batch.uuid, "title": batch.title, "hit_type": batch.hit_type,
-        "provider": batch.provider, "how": how, "tasks": batch.tasks.count(), **counts})
+        "provider": batch.provider, "how": how, "tasks": batch.tasks.count(), **counts},
+        study=batch.study_id)
 
 
 def _completed(batches):
