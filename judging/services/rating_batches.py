@@ -24,7 +24,7 @@ from django.db.models import Q, QuerySet
 
 from annotation.engine.services.batches import batch_create_from_rows
 from annotation.models import Batch, Instance, ScoreRubric
-from studies.models import study_pk
+from studies.models import Study, study_pk
 
 from ..hits import FeedbackHit, RubricHit
 from ..models import EvalModel, Judgment, Response
@@ -57,6 +57,7 @@ def rubric_batch_create(*, responses: Iterable[Response], title: str,
             f"{len(missing)} of the {len(responses)} responses have no rubric on their instance "
             f"(add one, or leave them out): {_listed(missing)}")
     rows = [{"response": str(r.uuid), "rubric": rubric_of[r.instance_id]} for r in responses]
+    _study_of({r.instance_id for r in responses}, options)
     return _batch(RubricHit.slug, rows, title=title, assignments_per_task=assignments_per_task,
                   reward=reward, lease_seconds=lease_seconds, **options)
 
@@ -99,7 +100,9 @@ def feedback_batch_create(*, judgments: Iterable[Judgment], title: str,
     """One which-feedback-is-better task per pair (``feedback_pairs``), sides at random."""
     rnd = random.Random(seed)
     rows = []
-    for first, second in feedback_pairs(judgments):
+    pairs = feedback_pairs(judgments)
+    _study_of({j.response.instance_id for pair in pairs for j in pair}, options)
+    for first, second in pairs:
         a, b = (second, first) if rnd.random() < 0.5 else (first, second)
         rows.append({"judgment_a": str(a.uuid), "judgment_b": str(b.uuid)})
     return _batch(FeedbackHit.slug, rows, title=title, assignments_per_task=assignments_per_task,
@@ -164,6 +167,19 @@ def _split_filter(split: str, response: str) -> Q:
     if split.startswith("category:") and split[9:]:
         return Q(**{f"{response}instance__family__name": split[9:]})
     raise RatingBatchError(f"unknown split {split!r}; use one of {', '.join(SPLITS)}")
+
+
+def _study_of(instance_ids: set[int], options: dict) -> None:
+    """A batch belongs to the study of what it rates (``options["study"]`` set to it): a
+    selection from two studies, or from another study than the one named, is refused."""
+    studies = set(Instance.objects.filter(pk__in=instance_ids)
+                  .values_list("study_id", flat=True).distinct())
+    named = options.get("study")
+    if len(studies) > 1 or (named is not None and studies - {study_pk(named)}):
+        raise RatingBatchError("The selection belongs to another study than the batch, or to "
+                               "several: a batch rates one study's items.")
+    if named is None and studies:
+        options["study"] = Study.objects.get(pk=studies.pop())
 
 
 def _batch(hit_type: str, rows: list[dict], **fields) -> Batch:

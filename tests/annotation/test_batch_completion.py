@@ -62,12 +62,12 @@ def test_the_pipeline_opens_a_new_batch_when_its_batch_finished_under_it(monkeyp
     first = services.pipeline_batch("instruction_caption")
     real, calls = services.pipeline_batch, []
 
-    def finished_under_it(hit_type):
+    def finished_under_it(hit_type, study=None):
         calls.append(hit_type)
         if len(calls) == 1:  # the lookup saw it active; the sweep finishes it now
             Batch.objects.filter(pk=first.pk).update(status=Batch.Status.FINISHED)
             return first
-        return real(hit_type)
+        return real(hit_type, study)
 
     monkeypatch.setattr(services, "pipeline_batch", finished_under_it)
     instance = Instance.objects.create(instruction="Count the squares.",

@@ -13,10 +13,11 @@ from django.db import transaction
 from agreement.models import MetricRun, MetricScore
 from annotation.core.background import wait_for_jobs
 from annotation.engine.services.batches import batch_set_status
-from annotation.models import Batch, Instance, Task
+from annotation.models import Batch, Instance, ScoreRubric, Task
 from annotation.webhooks.models import WebhookEndpoint
 from judging.dataset.export import FILES
 from judging.models import Comparison, EvalModel, Judgment, Response
+from judging.services.rating_batches import RatingBatchError, rubric_batch_create
 from studies.models import default_study_id
 from tests.studies import builders
 from tests.support.shared_data import SHARED_DATA
@@ -173,6 +174,32 @@ def test_sampling_and_batches_stay_in_the_study(capsys):
     assert list(Batch.objects.values_list("study_id", flat=True)) == [other.pk]
 
 
+def _rubric_response(study, model, n: int) -> Response:
+    item = Instance.objects.create(study_id=getattr(study, "pk", study), stage="done",
+                                   instruction=f"Rate {n}?")
+    ScoreRubric.objects.create(instance=item, criteria="Helpful?", score1="no", score2="hardly",
+                               score3="somewhat", score4="mostly", score5="fully")
+    return Response.objects.create(instance=item, model=model, text=f"answer {n}")
+
+
+def test_a_rating_batch_rates_only_the_studys_responses(capsys):
+    other = builders.study(B)
+    a_model = builders.models(default_study_id(), "m")["m"]
+    b_model = builders.models(other, "m")["m"]
+    theirs = [_rubric_response(default_study_id(), a_model, n) for n in range(3)]
+    mine = [_rubric_response(other, b_model, n) for n in range(2)]
+    call_command("build_rating_batch", "--kind", "rubric", "--title", "B rubric", "--model", "m",
+                 "--study", B)
+    batch = Batch.objects.get()
+    assert batch.study_id == other.pk
+    rated = {t.payload["response"] for t in batch.tasks.all()}
+    assert rated == {str(r.uuid) for r in mine}
+    # the one service refuses a batch of one study made of another's responses
+    with pytest.raises(RatingBatchError, match="another study"):
+        rubric_batch_create(responses=theirs, title="mixed", study=other)
+    assert Batch.objects.count() == 1
+
+
 def test_the_pipeline_queues_only_the_studys_items_into_its_own_batch():
     other = builders.study(B)
     mine = Instance.objects.create(study=other, instruction="B's item?", stage="captioning")
@@ -200,6 +227,15 @@ def test_a_metric_run_in_study_b_scores_b_against_b_reference(capsys):
     assert set(scored.values_list("response__instance__study_id", flat=True)) == {other.pk}
     mine = scored.get(response__model__name="m")
     assert mine.score == pytest.approx(1.0)  # against "the cat sat on the mat", B's reference
+
+
+def test_set_reference_marks_the_model_of_the_study_named(capsys):
+    other = builders.study(B)
+    mine, theirs = builders.models(other, "m")["m"], builders.models(default_study_id(), "m")["m"]
+    call_command("set_reference", "m", "--study", B)
+    assert f"m is now the reference model of {B}." in capsys.readouterr().out
+    assert EvalModel.objects.get(pk=mine.pk).is_reference
+    assert not EvalModel.objects.get(pk=theirs.pk).is_reference
 
 
 @pytest.mark.django_db(transaction=True)

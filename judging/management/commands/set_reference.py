@@ -2,6 +2,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from judging.services.responses import ReferenceUnknown, reference_model_set
+from studies.commands import add_study_argument, study_option
 
 
 class Command(BaseCommand):
@@ -11,10 +12,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("model", help="The model's name, as on the leaderboard")
+        add_study_argument(parser)
 
     def handle(self, *args, model, **opts):
+        study = study_option(opts)
         try:
-            reference = reference_model_set(model)
+            reference = reference_model_set(model, study=study)
         except ReferenceUnknown as exc:
             raise CommandError(str(exc)) from exc
-        self.stdout.write(f"{reference.name} is now the reference model.")
+        self.stdout.write(f"{reference.name} is now the reference model of {study.slug}.")
