@@ -134,6 +134,39 @@ def test_importing_into_study_b_leaves_study_a_byte_identical(tmp_path, capsys):
     assert EvalModel.objects.filter(study_id=default_study_id()).count() == 2
 
 
+def test_a_dump_and_a_dataset_come_back_into_the_study_named(tmp_path, capsys):
+    """Another deployment's files (here: this one's, emptied after export) land in B only."""
+    _load(tmp_path, "default", "a", lambda n: "A")
+    call_command("export_dataset", "--format", "jsonl", "--out", str(tmp_path / "dump.jsonl"))
+    call_command("export_study_dataset", "--out", str(tmp_path / "dataset"))
+    Judgment.objects.all().delete()
+    Comparison.objects.all().delete()
+    Response.objects.all().delete()
+    Instance.objects.all().delete()
+    EvalModel.objects.all().delete()
+    other = builders.study(B)
+    call_command("import_dataset", str(tmp_path / "dump.jsonl"), "--study", B)
+    items = len(_rows(SINGLE))
+    assert Instance.objects.filter(study=other).count() == items == Instance.objects.count()
+    call_command("import_study_dataset", str(tmp_path / "dataset"), "--study", B)
+    assert set(EvalModel.objects.values_list("study__slug", "name")) == {(B, "alpha"), (B, "beta")}
+    assert Response.objects.filter(instance__study=other).count() == 2 * items
+    assert Judgment.objects.filter(comparison__instance__study=other).count() == items
+
+
+def test_a_batch_exports_its_results_only_under_its_own_study(tmp_path):
+    other = builders.study(B)
+    batch = Batch.objects.create(title="B batch", hit_type="pairwise_ab", study=other)
+    out = tmp_path / "results.csv"
+    with pytest.raises(CommandError, match=f"No batch with uuid {batch.uuid} in study 'default'"):
+        call_command("export_results", "--batch", str(batch.uuid), "--format", "csv",
+                     "--out", str(out), "--study", "default")
+    assert not out.exists()
+    call_command("export_results", "--batch", str(batch.uuid), "--format", "csv", "--out",
+                 str(out), "--study", B)
+    assert out.read_bytes().startswith(b"batch")
+
+
 def test_an_unknown_study_is_a_clear_error_that_writes_nothing(tmp_path):
     items = _rows(_need(SINGLE))
     commands = [("import_visitbench", str(SINGLE)),
