@@ -7,7 +7,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q, Sum, Window
 from django.db.models.functions import Coalesce, RowNumber
 from django.utils.translation import gettext, ngettext
 
-from annotation.core import sql
+from annotation.engine import statements
 from annotation.engine.hit_types import get_hit_type
 from annotation.models import (
     Assignment,
@@ -86,14 +86,14 @@ def worker_gold_accuracy(worker: Worker) -> tuple[int, int]:
 def worker_position(batch: Batch, worker: Worker) -> tuple[int, int]:
     """("Task k of n") — k counts this worker's submitted tasks plus the current one, n the
     tasks that are theirs (done, held, still open to them), not the whole batch."""
-    submitted, total = sql.submitted_and_total(batch.pk, worker.pk)
+    submitted, total = statements.submitted_and_total(batch.pk, worker.pk)
     return min(submitted + 1, total), total
 
 
 def assignment_with_context(assignment_uuid) -> Assignment | None:
     """The assignment with its task, batch and worker loaded — what every task page and submit
-    starts from — in one hand-written statement (the hot path: see annotation.core.sql)."""
-    return sql.assignment_with_context(assignment_uuid)
+    starts from — in one hand-written statement (the hot path: see annotation.engine.statements)."""
+    return statements.assignment_with_context(assignment_uuid)
 
 
 def batches_open_to(worker: Worker):
