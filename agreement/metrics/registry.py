@@ -4,7 +4,7 @@ labels, paper defaults, the default and lexical lists, which metrics are corpus-
 read from here, so a new metric is one module (docs/extending.md)."""
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 Reference = str | Sequence[str]
@@ -59,6 +59,19 @@ def register(**record) -> Callable[[MetricFn], MetricFn]:
         return fn
 
     return add
+
+
+class UnknownMetric(ValueError):
+    pass
+
+
+def check_names(names: Iterable[str]) -> list[str]:
+    """The names, duplicates dropped, each a registered metric (else ``UnknownMetric``)."""
+    names = list(dict.fromkeys(names))
+    unknown = [n for n in names if n not in METRICS]
+    if unknown:
+        raise UnknownMetric(f"unknown metric(s) {unknown}; known: {', '.join(METRICS)}")
+    return names
 
 
 def get(name: str) -> Metric:

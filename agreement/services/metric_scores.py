@@ -12,13 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Iterable
 from functools import lru_cache
 
 from django.db import transaction
 from django.utils import timezone
 
 from agreement import metrics as metric_lib
+from agreement.metrics.registry import UnknownMetric  # noqa: F401  (callers catch it here)
+from agreement.metrics.registry import check_names as check_metrics
 from annotation.core.jobs import admit
 
 from ..jobs import METRIC_RUN, metric_run_fingerprint
@@ -40,18 +41,6 @@ LEXICAL_METRICS = metric_lib.lexical_metrics()
 BATCH_SIZE = 1000
 WRITE_ROWS = 2000  # score rows built and inserted at once
 METRIC_VERSION = "1"
-
-
-class UnknownMetric(ValueError):
-    pass
-
-
-def check_metrics(names: Iterable[str]) -> list[str]:
-    names = list(dict.fromkeys(names))
-    unknown = [n for n in names if n not in metric_lib.METRICS]
-    if unknown:
-        raise UnknownMetric(f"unknown metric(s) {unknown}; known: {', '.join(metric_lib.METRICS)}")
-    return names
 
 
 def _sha(text: str) -> str:
