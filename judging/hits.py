@@ -20,6 +20,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 from django.utils.translation import gettext_noop  # titles, keys: translated on the page
 
+from annotation.content.shown import instance_images
 from annotation.engine.hit_types import HitType, register
 
 from . import hit_inputs
@@ -100,11 +101,6 @@ def _whole(value) -> int | None:
     if isinstance(value, str) and value.strip().isdecimal():
         return int(value)
     return None
-
-
-def instance_images(instance) -> list[dict]:
-    return [{"url": ii.image.display_url, "caption": ii.caption}
-            for ii in instance.instance_images.select_related("image")]
 
 
 def _inline_images(payload) -> list[dict]:
