@@ -2,16 +2,18 @@
 
 A metric's accuracy vs the human majority is only comparable to VisIT-Bench's Figure 7 when the
 metric was computed the same way (BERTScore with the offline MiniLM model is another metric
-than BERTScore with roberta-large). The papers' settings are declared once, in
-``PAPER_DEFAULTS``; a run's recorded configuration (``metrics.settings`` plus our version) is
-compared with them, setting by setting, and each metric that differs gets one sentence.
+than BERTScore with roberta-large). The papers' settings are declared once, by each metric's
+module (``Metric.paper_default``); a run's recorded configuration (``metrics.settings`` plus our
+version) is compared with them, setting by setting, and each metric that differs gets one sentence.
 Pure Python: the report builder and the ``compute_metrics`` command both use it.
 """
 from __future__ import annotations
 
+from agreement.metrics.registry import label, paper_default
+
 PAPER = "VisIT-Bench (Bitton et al., 2023), §4.3 Automatic Evaluation and Leaderboard"
 
-# VisIT-Bench §4.3, "Automatic evaluation metric candidates": "BLEU-4 [27], ROUGE-L [28],
+# Where the modules' paper defaults come from: VisIT-Bench §4.3, "Automatic evaluation metric candidates": "BLEU-4 [27], ROUGE-L [28],
 # METEOR [29], CIDEr [30], and BERTScore [31], we use the RoBERTa-Large english version [46],
 # treating the human-verified GPT-4 reference as the evaluation reference", plus "random" and
 # "length, which assigns a score equal to the number of nonwhitespace tokens in the candidate".
@@ -19,19 +21,6 @@ PAPER = "VisIT-Bench (Bitton et al., 2023), §4.3 Automatic Evaluation and Leade
 # bert_score's defaults for roberta-large (layer 17, no idf, no baseline rescaling); settings
 # the paper leaves open (tokenizers, BLEU smoothing, ROUGE stemming, METEOR's WordNet, the CIDEr
 # variant) are recorded but not compared. ConvBench and Prometheus-Vision fix no further setting.
-PAPER_DEFAULTS: dict[str, dict] = {
-    "bleu4": {"max_ngram_order": 4},
-    "rouge_l": {"variant": "rougeL"},
-    "meteor": {},
-    "cider_d": {},
-    "bertscore": {"model_name": "roberta-large", "num_layers": 17, "idf": False,
-                  "rescale_with_baseline": False, "lang": "en"},
-    "length": {"unit": "non-whitespace tokens"},
-    "random": {},
-}
-
-LABELS = {"bleu4": "BLEU-4", "rouge_l": "ROUGE-L", "meteor": "METEOR", "cider_d": "CIDEr-D",
-          "bertscore": "BERTScore", "length": "Length", "random": "Random"}
 
 _WORDS = {  # how a setting's value reads in a sentence
     "model_name": str,
@@ -54,7 +43,7 @@ def differences(metric: str, config: dict) -> dict[str, dict]:
     """{setting: {"used", "paper"}} for each setting the paper fixes that ``config`` does not
     match (a setting missing from an older configuration counts as differing)."""
     return {key: {"used": config.get(key, UNRECORDED), "paper": paper}
-            for key, paper in PAPER_DEFAULTS.get(metric, {}).items()
+            for key, paper in paper_default(metric).items()
             if config.get(key, UNRECORDED) != paper}
 
 
@@ -64,7 +53,7 @@ def note(metric: str, diffs: dict[str, dict]) -> str:
         return ""
     used = " ".join(_words(k, d["used"]) for k, d in diffs.items())
     paper = " ".join(_words(k, d["paper"]) for k, d in diffs.items())
-    return (f"{LABELS.get(metric, metric)}: {used} instead of {paper} (the paper's default) — "
+    return (f"{label(metric)}: {used} instead of {paper} (the paper's default) — "
             "scores are not comparable to the paper's")
 
 
@@ -75,9 +64,9 @@ def provenance(summary: dict[str, dict]) -> dict:
     metrics = {}
     for name, entry in summary.items():
         diffs = differences(name, entry["config"])
-        metrics[name] = {"label": LABELS.get(name, name), "config": entry["config"],
+        metrics[name] = {"label": label(name), "config": entry["config"],
                          "config_hash": entry.get("config_hash"),
-                         "paper_default": PAPER_DEFAULTS.get(name, {}), "differs": diffs,
+                         "paper_default": paper_default(name), "differs": diffs,
                          "comparable_to_paper": not diffs, "note": note(name, diffs)}
     return {"paper": PAPER, "metrics": metrics}
 

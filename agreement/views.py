@@ -16,6 +16,7 @@ from annotation.core.permissions import analyst_required
 from judging.selectors import BASE_SPLITS, HUMAN, category_names, judge_names
 from studies.models import default_study_id
 
+from . import metrics as metric_lib
 from .models import Report, ReportFile
 from .reports.html import sections, summary, toc
 from .reports.labels import SMALL_N
@@ -39,7 +40,7 @@ class ReportForm(forms.Form):
     judges = forms.MultipleChoiceField(required=False, choices=[],
                                        help_text="None selected: every judge")
     metrics = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple,
-                                        choices=[(m, m) for m in DEFAULT_METRICS],
+                                        choices=[],
                                         initial=list(DEFAULT_METRICS))
     seed = forms.IntegerField(initial=0, min_value=0, max_value=2**31 - 1)
     bootstrap_rounds = forms.IntegerField(initial=1000, min_value=0, max_value=10_000)
@@ -57,6 +58,7 @@ class ReportForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["judges"].choices = [(j, j) for j in judge_names() if j != HUMAN]
+        self.fields["metrics"].choices = [(m, m) for m in metric_lib.METRICS]  # the registry
 
 
 @analyst_required

@@ -11,3 +11,7 @@ class AnnotationConfig(AppConfig):
         # same way): importing registers them, after every app's models are loaded.
         from annotation.core import checks  # noqa: F401
         from annotation.pipeline import hit_types  # noqa: F401
+
+        # The marketplaces (``annotation.core.marketplaces``): importing registers them, and
+        # the providers' tasks hear when the engine blocks a worker.
+        from annotation.providers import mturk, prolific, tasks  # noqa: F401

@@ -63,7 +63,7 @@ def bench_metrics(n: int) -> None:
     print(f"2. Lexical metrics on {n:,} pairs")
     for name in LEXICAL:
         t0 = time.perf_counter()
-        metrics.METRICS[name](cands, refs)
+        metrics.METRICS[name].fn(cands, refs)
         dt = time.perf_counter() - t0
         total += dt
         print(f"   {name:8s} {dt:6.2f} s")

@@ -66,7 +66,7 @@ def main() -> None:
     again = time.perf_counter() - t
     print(f"model load: first call {first:.2f} s (imports + weights), next call {again:.3f} s")
     model, layers = metrics.resolve_bert_model()
-    scorer = metrics._bert_scorer(model, layers, 64)
+    scorer = metrics.bert._bert_scorer(model, layers, 64)
 
     theirs, ours, theirs_values, our_values = [], [], None, None
     for _ in range(args.runs):

@@ -1,4 +1,4 @@
-"""Does each hand-written statement (annotation/core/sql.py) still pay? ORM against it, same run.
+"""Does each hand-written statement (annotation/core/sql.py, engine/statements.py) still pay? ORM against it, same run.
 
 Usage: eval "$(scripts/services.sh start)"; .venv/bin/python bench/hot_path_sql.py [--quick]
 On a fresh PostgreSQL database filled through the real services (200 tasks x 5 submitted by 30
@@ -40,6 +40,7 @@ def main() -> None:
 
     from annotation.core import sql
     from annotation.core.permissions import ANALYST, ANNOTATOR
+    from annotation.engine import statements
     from annotation.engine.services.claims import task_claim_next
     from annotation.engine.services.submissions import assignment_submit
     from annotation.models import Assignment, Task
@@ -63,8 +64,8 @@ def main() -> None:
     print(f"{Assignment.objects.count()} assignments, {Task.objects.count()} tasks; "
           f"{rounds} rounds x {calls} calls")
 
-    (held_cols, held_text) = sql._held_lease_query()
-    held_param = held_text.replace(sql._LEASED, "%s")
+    (held_cols, held_text) = statements._held_lease_query()
+    held_param = held_text.replace(statements._LEASED, "%s")
 
     def held_with_status_parameter():
         with sql.statement_cursor() as cursor:
@@ -82,11 +83,11 @@ def main() -> None:
         "assignment lookup": (
             lambda: Assignment.objects.select_related("task", "batch", "worker")
             .filter(uuid=lease.uuid).first(),
-            lambda: sql.assignment_with_context(lease.uuid)),
+            lambda: statements.assignment_with_context(lease.uuid)),
         "held lease": (
             lambda: Assignment.objects.select_related("task").filter(
                 batch=other, worker=w0, status=Assignment.Status.LEASED).first(),
-            lambda: sql.held_lease(other, w0)),
+            lambda: statements.held_lease(other, w0)),
         "worker position": (
             lambda: (Assignment.objects.filter(batch=other, worker=w0,
                                                submitted_at__isnull=False).count(),
@@ -96,7 +97,7 @@ def main() -> None:
                      + Task.objects.filter(batch=other, slots_taken__lt=F("max_assignments"))
                      .filter(~Exists(Assignment.objects.filter(task=OuterRef("pk"), worker=w0)))
                      .count()),
-            lambda: sql.submitted_and_total(other.pk, w0.pk)),
+            lambda: statements.submitted_and_total(other.pk, w0.pk)),
         "submit (compare-and-set)": (
             lambda: Assignment.objects.filter(pk=cas.pk, **live).update(review_note="x"),
             lambda: sql.save_if(cas, ["review_note"], live)),
@@ -123,7 +124,7 @@ def main() -> None:
                 expires_at=now, hit_type_version="1")
 
     def sql_claim(b, w):
-        return sql.claim_next_task(Assignment(
+        return statements.claim_next_task(Assignment(
             batch=b, worker=w, status=Assignment.Status.LEASED, claimed_at=now, expires_at=now,
             hit_type_version="1"))
 

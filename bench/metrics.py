@@ -108,7 +108,7 @@ def main() -> None:
 
     total_first = total_median = total_cpu = 0.0
     for name in ("bleu4", "rouge_l", "meteor", "cider_d"):
-        runs = [timed(metrics.METRICS[name], c, r)[:2] for c, r in sets]
+        runs = [timed(metrics.METRICS[name].fn, c, r)[:2] for c, r in sets]
         med = statistics.median(w for w, _ in runs)
         cpu = statistics.median(c for _, c in runs)
         total_first += runs[0][0]

@@ -20,6 +20,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 from django.utils.translation import gettext_noop  # titles, keys: translated on the page
 
+from annotation.content.shown import instance_images
 from annotation.engine.hit_types import HitType, register
 
 from . import hit_inputs
@@ -63,10 +64,34 @@ def _check_urls(urls) -> list[str]:
     return urls
 
 
-def _require(data, fields, alternative):
-    for field in fields:
-        if not data.get(field):
-            raise ValidationError(f"{field} is required (or give {alternative})")
+class StoredOrInlinePayloadForm(forms.Form):
+    """The shape the four rating types' rows share: a row names stored objects (by id) or
+    carries its texts inline. A stored row is checked by ``clean_stored`` (which writes the ids
+    back as strings); an inline row must have ``inline_required`` (``clean_inline`` for more)
+    and its ``image_urls`` are checked."""
+
+    #: Any of these given: the row is stored.
+    stored_fields: ClassVar[tuple[str, ...]]
+    #: What an inline row could give instead, for its error message ("a comparison id").
+    stored_alternative: ClassVar[str]
+    inline_required: ClassVar[tuple[str, ...]] = ()
+
+    def clean(self):
+        data = super().clean()
+        if any(data.get(field) for field in self.stored_fields):
+            self.clean_stored(data)
+            return data
+        self.clean_inline(data)
+        data["image_urls"] = _check_urls(data.get("image_urls"))
+        return data
+
+    def clean_stored(self, data: dict) -> None:
+        raise NotImplementedError
+
+    def clean_inline(self, data: dict) -> None:
+        for field in self.inline_required:
+            if not data.get(field):
+                raise ValidationError(f"{field} is required (or give {self.stored_alternative})")
 
 
 def _whole(value) -> int | None:
@@ -76,11 +101,6 @@ def _whole(value) -> int | None:
     if isinstance(value, str) and value.strip().isdecimal():
         return int(value)
     return None
-
-
-def instance_images(instance) -> list[dict]:
-    return [{"url": ii.image.display_url, "caption": ii.caption}
-            for ii in instance.instance_images.select_related("image")]
 
 
 def _inline_images(payload) -> list[dict]:
@@ -166,7 +186,7 @@ def _record(hit: HitType, assignment, **fields) -> Judgment:
 # --------------------------------------------------------------------------- forced choice A/B
 
 
-class PairwisePayloadForm(forms.Form):
+class PairwisePayloadForm(StoredOrInlinePayloadForm):
     """Either a stored comparison, or the texts inline (generic CSV batches), optionally with
     the two models' names (then stored at upload) and an ``item_id`` shared by rows of one
     item."""
@@ -180,16 +200,13 @@ class PairwisePayloadForm(forms.Form):
     model_b = forms.CharField(required=False, max_length=100)
     item_id = forms.CharField(required=False, max_length=200)
 
-    def clean(self):
-        data = super().clean()
-        if data.get("comparison"):
-            if not Comparison.objects.filter(uuid=data["comparison"]).exists():
-                raise ValidationError("comparison: no such comparison")
-            data["comparison"] = str(data["comparison"])
-            return data
-        _require(data, ("instruction", "response_a", "response_b"), "a comparison id")
-        data["image_urls"] = _check_urls(data.get("image_urls"))
-        return data
+    stored_fields, stored_alternative = ("comparison",), "a comparison id"
+    inline_required = ("instruction", "response_a", "response_b")
+
+    def clean_stored(self, data):
+        if not Comparison.objects.filter(uuid=data["comparison"]).exists():
+            raise ValidationError("comparison: no such comparison")
+        data["comparison"] = str(data["comparison"])
 
 
 @register
@@ -260,7 +277,7 @@ class PairwiseHit(ChoiceHit):
 # --------------------------------------------------------------------------- multi-turn A/B
 
 
-class MultiTurnPayloadForm(forms.Form):
+class MultiTurnPayloadForm(StoredOrInlinePayloadForm):
     """A stored comparison of two models on a conversation, or the turns inline:
     ``turns`` = [{"instruction", "response_a", "response_b", "focus_points"?,
     "capability"?}, …] (1–3), optionally with the two models' names and an ``item_id``."""
@@ -272,16 +289,17 @@ class MultiTurnPayloadForm(forms.Form):
     model_b = forms.CharField(required=False, max_length=100)
     item_id = forms.CharField(required=False, max_length=200)
 
-    def clean(self):
-        data = super().clean()
-        if data.get("comparison"):
-            comparison = Comparison.objects.filter(uuid=data["comparison"]).first()
-            if comparison is None:
-                raise ValidationError("comparison: no such comparison")
-            if not comparison.instance.turns.exists():
-                raise ValidationError("comparison: its instance is not a conversation")
-            data["comparison"] = str(data["comparison"])
-            return data
+    stored_fields, stored_alternative = ("comparison",), "a comparison"
+
+    def clean_stored(self, data):
+        comparison = Comparison.objects.filter(uuid=data["comparison"]).first()
+        if comparison is None:
+            raise ValidationError("comparison: no such comparison")
+        if not comparison.instance.turns.exists():
+            raise ValidationError("comparison: its instance is not a conversation")
+        data["comparison"] = str(data["comparison"])
+
+    def clean_inline(self, data):
         turns = data.get("turns")
         if not isinstance(turns, list) or not 1 <= len(turns) <= 3:
             raise ValidationError("turns must be a JSON list of 1–3 turns (or give a comparison)")
@@ -291,8 +309,6 @@ class MultiTurnPayloadForm(forms.Form):
             for key in ("instruction", "response_a", "response_b"):
                 if not isinstance(turn.get(key), str) or not turn[key].strip():
                     raise ValidationError(f"turn {number}: {key} is required")
-        data["image_urls"] = _check_urls(data.get("image_urls"))
-        return data
 
 
 def conversation_turns(comparison: Comparison) -> list[dict]:
@@ -405,7 +421,7 @@ class MultiTurnHit(ChoiceHit):
 # --------------------------------------------------------------------------- rubric score
 
 
-class RubricPayloadForm(forms.Form):
+class RubricPayloadForm(StoredOrInlinePayloadForm):
     """A stored response (+ optional rubric id; else the instance's first rubric), or inline
     (with the ``model`` that wrote the response, stored at upload, and an optional
     ``item_id``)."""
@@ -425,27 +441,24 @@ class RubricPayloadForm(forms.Form):
     model = forms.CharField(required=False, max_length=100)
     item_id = forms.CharField(required=False, max_length=200)
 
-    def clean(self):
+    stored_fields, stored_alternative = ("response",), "a response id"
+    inline_required = ("instruction", "response_text", "criteria", "score1", "score2", "score3",
+                       "score4", "score5")
+
+    def clean_stored(self, data):
         from annotation.models import ScoreRubric
 
-        data = super().clean()
-        if data.get("response"):
-            response = Response.objects.filter(uuid=data["response"]).first()
-            if response is None:
-                raise ValidationError("response: no such response")
-            rubrics = ScoreRubric.objects.filter(instance=response.instance)
-            if data.get("rubric"):
-                if not ScoreRubric.objects.filter(uuid=data["rubric"]).exists():
-                    raise ValidationError("rubric: no such rubric")
-                data["rubric"] = str(data["rubric"])
-            elif not rubrics.exists():
-                raise ValidationError("response: its instance has no rubric (give a rubric id)")
-            data["response"] = str(data["response"])
-            return data
-        _require(data, ("instruction", "response_text", "criteria", "score1", "score2", "score3",
-                        "score4", "score5"), "a response id")
-        data["image_urls"] = _check_urls(data.get("image_urls"))
-        return data
+        response = Response.objects.filter(uuid=data["response"]).first()
+        if response is None:
+            raise ValidationError("response: no such response")
+        rubrics = ScoreRubric.objects.filter(instance=response.instance)
+        if data.get("rubric"):
+            if not ScoreRubric.objects.filter(uuid=data["rubric"]).exists():
+                raise ValidationError("rubric: no such rubric")
+            data["rubric"] = str(data["rubric"])
+        elif not rubrics.exists():
+            raise ValidationError("response: its instance has no rubric (give a rubric id)")
+        data["response"] = str(data["response"])
 
 
 class RubricAnswerForm(forms.Form):
@@ -559,7 +572,7 @@ class RubricHit(RatingHit):
 # --------------------------------------------------------------------------- feedback A/B
 
 
-class FeedbackPayloadForm(forms.Form):
+class FeedbackPayloadForm(StoredOrInlinePayloadForm):
     """Two stored score judgments of the same response, or the texts inline — with the
     ``model`` that wrote the response and the authors of the feedbacks (``source_a``,
     ``source_b``: a judge's name or ``human``; optional ``score_a``, ``score_b``) they are
@@ -579,23 +592,18 @@ class FeedbackPayloadForm(forms.Form):
     score_b = forms.FloatField(required=False, min_value=1, max_value=5)
     item_id = forms.CharField(required=False, max_length=200)
 
-    def clean(self):
-        data = super().clean()
-        if data.get("judgment_a") or data.get("judgment_b"):
-            found = {j.uuid: j for j in Judgment.objects.filter(
-                uuid__in=[data.get("judgment_a"), data.get("judgment_b")],
-                response__isnull=False)}
-            a, b = found.get(data.get("judgment_a")), found.get(data.get("judgment_b"))
-            if a is None or b is None or a == b:
-                raise ValidationError("judgment_a / judgment_b: two distinct scored judgments")
-            if a.response_id != b.response_id:
-                raise ValidationError("judgment_a / judgment_b: must judge the same response")
-            data["judgment_a"], data["judgment_b"] = str(a.uuid), str(b.uuid)
-            return data
-        _require(data, ("instruction", "response_text", "feedback_a", "feedback_b"),
-                 "two judgment ids")
-        data["image_urls"] = _check_urls(data.get("image_urls"))
-        return data
+    stored_fields, stored_alternative = ("judgment_a", "judgment_b"), "two judgment ids"
+    inline_required = ("instruction", "response_text", "feedback_a", "feedback_b")
+
+    def clean_stored(self, data):
+        found = {j.uuid: j for j in Judgment.objects.filter(
+            uuid__in=[data.get("judgment_a"), data.get("judgment_b")], response__isnull=False)}
+        a, b = found.get(data.get("judgment_a")), found.get(data.get("judgment_b"))
+        if a is None or b is None or a == b:
+            raise ValidationError("judgment_a / judgment_b: two distinct scored judgments")
+        if a.response_id != b.response_id:
+            raise ValidationError("judgment_a / judgment_b: must judge the same response")
+        data["judgment_a"], data["judgment_b"] = str(a.uuid), str(b.uuid)
 
 
 @register

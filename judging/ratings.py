@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
@@ -459,13 +459,6 @@ def ranks_from_ci(ci_low: Sequence[float], ci_high: Sequence[float]) -> np.ndarr
     """LMSYS rank: 1 + number of models whose lower bound is above this model's upper bound."""
     lo, hi = np.asarray(ci_low, dtype=float), np.asarray(ci_high, dtype=float)
     return 1 + (lo[None, :] > hi[:, None]).sum(axis=1)
-
-
-def win_probability_matrix(ratings: Mapping | Sequence[float], scale: float = SCALE,
-                           base: float = BASE) -> np.ndarray:
-    """``P[i, j]`` = expected probability that i beats j (ties as half) under the ratings."""
-    r = np.asarray(list(ratings.values()) if isinstance(ratings, Mapping) else ratings, float)
-    return 1.0 / (1.0 + base ** ((r[None, :] - r[:, None]) / scale))
 
 
 def win_rates_vs(judgments, reference, times=None) -> dict:

@@ -8,7 +8,7 @@ their stem. Pure: no Django import.
 """
 from __future__ import annotations
 
-from ..metric_provenance import LABELS as METRIC_LABELS
+from ..metrics.registry import label as metric_label
 
 # column -> (header, definition). A definition of "" means the header says it all.
 COLUMNS: dict[str, tuple[str, str]] = {
@@ -206,7 +206,7 @@ def source_label(source: str) -> str:
     """'metric:bleu4' → 'BLEU-4 (metric)'; judges and 'human' keep their names."""
     if source.startswith("metric:"):
         name = source.removeprefix("metric:")
-        return f"{METRIC_LABELS.get(name, name)} (metric)"
+        return f"{metric_label(name)} (metric)"
     return source
 
 

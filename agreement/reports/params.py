@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import selectors
-from ..services.metric_scores import DEFAULT_METRICS, check_metrics
+from ..metrics.registry import check_names, default_metrics
 
 MAJORITY = "majority"
 # ``statistics.worker_models.MODELS``, spelled out: importing the statistics package here would
@@ -18,7 +18,7 @@ class ReportParams:
     judges: list[str] | None = None  # None: every automatic judge with verdicts
     split: str = "all"
     seed: int = 0
-    metrics: list[str] = field(default_factory=lambda: list(DEFAULT_METRICS))
+    metrics: list[str] = field(default_factory=default_metrics)
     bootstrap_rounds: int = 1000
     exclude_blocked: bool = False
     include_trial: bool = False  # count the votes of trial batches (left out by default)
@@ -50,5 +50,5 @@ class ReportParams:
             raise ValueError(f"aggregation must be one of {', '.join(AGGREGATIONS)}, "
                              f"got {p.aggregation!r}")
         selectors.split_check(p.split)  # raises UnknownSplit
-        check_metrics(p.metrics)
+        check_names(p.metrics)
         return p

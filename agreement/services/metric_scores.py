@@ -12,13 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Iterable
 from functools import lru_cache
 
 from django.db import transaction
 from django.utils import timezone
 
 from agreement import metrics as metric_lib
+from agreement.metrics.registry import UnknownMetric  # noqa: F401  (callers catch it here)
+from agreement.metrics.registry import check_names as check_metrics
 from annotation.core.jobs import admit
 from studies.models import study_pk
 
@@ -34,24 +35,13 @@ from ..selectors import (
 
 log = logging.getLogger(__name__)
 
-DEFAULT_METRICS = ["bleu4", "rouge_l", "meteor", "cider_d", "bertscore", "length", "random"]
-LEXICAL_METRICS = ["bleu4", "rouge_l", "meteor", "cider_d", "length", "random"]
+# Read from the registry (``agreement.metrics``): a report's default metrics, and those of
+# them that need no model on disk.
+DEFAULT_METRICS = metric_lib.default_metrics()
+LEXICAL_METRICS = metric_lib.lexical_metrics()
 BATCH_SIZE = 1000
 WRITE_ROWS = 2000  # score rows built and inserted at once
-CORPUS_METRICS = {"cider_d"}  # IDF over the scored set: one batch, set hash in the config
 METRIC_VERSION = "1"
-
-
-class UnknownMetric(ValueError):
-    pass
-
-
-def check_metrics(names: Iterable[str]) -> list[str]:
-    names = list(dict.fromkeys(names))
-    unknown = [n for n in names if n not in metric_lib.METRICS]
-    if unknown:
-        raise UnknownMetric(f"unknown metric(s) {unknown}; known: {', '.join(metric_lib.METRICS)}")
-    return names
 
 
 def _sha(text: str) -> str:
@@ -75,16 +65,13 @@ def metric_config(name: str, options: dict | None = None) -> dict:
     is keyed by its hash, so two BERTScore models, or two versions of a package, never share
     scores. Options: ``seed`` (random), ``bert_model``, ``bert_num_layers`` (BERTScore)."""
     options = options or {}
-    return {"metric": name, "version": METRIC_VERSION,
-            **metric_lib.settings(name, seed=options.get("seed", 0),
-                                  bert_model=options.get("bert_model"),
-                                  bert_num_layers=options.get("bert_num_layers"))}
+    return {"metric": name, "version": METRIC_VERSION, **metric_lib.get(name).settings(options)}
 
 
 def config_hash(config: dict, targets: list[MetricTarget] | None = None) -> str:
     """Hash of the config; corpus metrics add the hash of the scored set's references."""
     payload = dict(config)
-    if config["metric"] in CORPUS_METRICS:
+    if metric_lib.get(config["metric"]).corpus:
         refs = sorted(reference_hash(t.references) for t in targets or [])
         payload["corpus"] = _sha("".join(refs))
     return _sha(json.dumps(payload, sort_keys=True))
@@ -93,18 +80,14 @@ def config_hash(config: dict, targets: list[MetricTarget] | None = None) -> str:
 def _score(name: str, batch: list[MetricTarget], config: dict) -> list[float]:
     """Score with exactly the recorded configuration (never re-resolving a default model, which
     could put another model's numbers under this configuration's key)."""
-    if name == "random":  # seeded per response, so a score never depends on batch order
+    metric = metric_lib.get(name)
+    if metric.seeded_per_item:  # seeded per response, so a score never depends on batch order
         uuids = response_uuids(t.response_id for t in batch)
-        return [metric_lib.random([""], seed=int(_sha(
+        return [metric.fn([""], seed=int(_sha(
             f"{config['seed']}:{uuids[t.response_id]}"), 16))[0] for t in batch]
-    opts = {}
-    if name == "bertscore":
-        opts = {"model": config["model"], "num_layers": config["num_layers"]}
-    elif name == "rouge_l":
-        opts = {"use_stemmer": config["use_stemmer"]}
     texts = response_texts(t.response_id for t in batch)
-    return metric_lib.score(name, [texts[t.response_id] for t in batch],
-                            [t.references for t in batch], **opts)
+    return metric.fn([texts[t.response_id] for t in batch], [t.references for t in batch],
+                     **metric.call_options(config))
 
 
 def _score_metric(name: str, targets: list[MetricTarget], options: dict,
@@ -118,9 +101,10 @@ def _score_metric(name: str, targets: list[MetricTarget], options: dict,
     current = current_scores(name, chash, refs)
     todo = [t for t in targets if t.response_id not in current]
     cached = len(targets) - len(todo)
-    if name in CORPUS_METRICS and todo:
+    corpus = metric_lib.get(name).corpus
+    if corpus and todo:
         todo = targets  # IDF needs the whole set; cached rows are simply kept
-    size = len(todo) if name in CORPUS_METRICS else BATCH_SIZE
+    size = len(todo) if corpus else BATCH_SIZE
     written = 0
     for start in range(0, len(todo), max(size, 1)):
         batch = todo[start:start + size]
@@ -172,7 +156,7 @@ def computing_order(metrics: list[str]) -> list[str]:
     WordNet (METEOR) is loaded and before other metrics' allocations have fragmented the
     heap. Caching the lexical metrics for 24K responses in one process peaked at 631 MB in
     the given order and at 418 MB in this one."""
-    return sorted(metrics, key=lambda m: m not in CORPUS_METRICS)
+    return sorted(metrics, key=lambda m: not metric_lib.get(m).corpus)
 
 
 def metric_run_start(metrics: list[str], *, options: dict | None = None,

@@ -23,6 +23,15 @@ _NOT_FINITE = {"nan", "snan", "inf", "infinity"}
 _LONGEST = 64  # characters: far past any real amount, short enough to parse at no cost
 
 
+CENT = Decimal("0.01")
+ZERO = Decimal("0")
+
+
+def cents(value: Decimal) -> Decimal:
+    """Rounded to the cent, half up: how the marketplaces bill, and how every cost is shown."""
+    return Decimal(value).quantize(CENT, rounding=ROUND_HALF_UP)
+
+
 class AmountRefused(ValidationError):
     """An amount that was refused; ``field`` names the input it came from ("reward" …)."""
 

@@ -1,4 +1,4 @@
-"""Every hand-written statement of the annotation app, and the one rule for running them.
+"""The hand-written statements' plumbing and rules, and those that know no engine model.
 
 Only statements a benchmark shows paying their keep are here (``bench/hot_path_sql.py``, ORM
 against these on PostgreSQL, prepared as production runs them; figures in the commit that
@@ -11,10 +11,10 @@ Rules for what is here:
 
 - table and column names come from the models' ``_meta``, quoted by the connection;
 - every value is a parameter, except one: the ``leased`` status in the held-lease lookup,
-  a literal made from ``Assignment.Status`` below (``_LEASED``), because a prepared
-  statement's generic plan can use the partial unique index over leased rows only when it
-  sees the constant (with the status as a parameter PostgreSQL never settled on a generic
-  plan: it re-planned on every execution, which is what preparing is for avoiding);
+  a literal made from ``Assignment.Status`` (``annotation.engine.statements._LEASED``),
+  because a prepared statement's generic plan can use the partial unique index over leased
+  rows only when it sees the constant (with the status as a parameter PostgreSQL never
+  settled on a generic plan: it re-planned on every execution, which preparing avoids);
 - rows load through the same converters the ORM applies, into ordinary model instances, so
   callers get exactly what the ORM would have returned (``tests/annotation/test_rows.py``).
 
@@ -24,6 +24,9 @@ query log, ``assertNumQueries`` and execute wrappers see them and change nothing
 setting decides whether psycopg prepares: ``DATABASE_PREPARED_STATEMENTS`` (default on; see
 config/settings.py), which tests use too. Other databases run the same statements on Django's
 cursor.
+
+The statements that read and write the engine's models (the task page, the claim) are in
+``annotation.engine.statements``: core knows no domain model.
 """
 from contextlib import contextmanager, nullcontext
 from functools import cache, cached_property
@@ -38,24 +41,12 @@ from django.db import (
     transaction,
 )
 
-from annotation.models import Assignment, Batch, Task, Worker
-
 
 def savepoint_if_nested(using: str = "default"):
     """A savepoint inside a caller's transaction, nothing in autocommit: a statement that may
     be refused (a unique key taken) must not abort the caller's transaction, and on its own it
     is already atomic (no BEGIN/COMMIT round trips for it)."""
     return transaction.atomic(using=using) if connections[using].in_atomic_block else nullcontext()
-
-
-def _literal(value: str) -> str:
-    """A string constant as SQL; only for identifier-like enum values (no quoting needed)."""
-    if not value.isidentifier():
-        raise ValueError(f"not a plain enum value: {value!r}")
-    return f"'{value}'"
-
-
-_LEASED = _literal(Assignment.Status.LEASED)
 
 
 class ModelColumns:
@@ -153,64 +144,10 @@ def _preparing_cursor_class():
     return PreparingCursor
 
 
-def _fetch_one(sql: str, params):
+def fetch_one(sql: str, params):
     with statement_cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchone()
-
-
-# ---------------------------------------------------------------- the task page and submit
-
-def assignment_with_context(assignment_uuid) -> Assignment | None:
-    """The assignment by its public id, with its task, batch and worker loaded."""
-    columns, sql = _assignment_query()
-    row = _fetch_one(sql, [db_value(Assignment, "uuid", assignment_uuid)])
-    if row is None:
-        return None
-    assignment, i = columns[0].load(row)
-    assignment.task, i = columns[1].load(row, i)
-    assignment.batch, i = columns[2].load(row, i)
-    assignment.worker, _ = columns[3].load(row, i)
-    return assignment
-
-
-@cache
-def _assignment_query():
-    columns = a, t, b, w = (ModelColumns(Assignment, "a"), ModelColumns(Task, "t"),
-                            ModelColumns(Batch, "b"), ModelColumns(Worker, "w"))
-    select = ", ".join(c.sql() for c in columns)
-    return columns, (
-        f"SELECT {select} FROM {a.table()}"
-        f" JOIN {t.table()} ON {t.col('id')} = {a.col('task')}"
-        f" JOIN {b.table()} ON {b.col('id')} = {a.col('batch')}"
-        f" JOIN {w.table()} ON {w.col('id')} = {a.col('worker')}"
-        f" WHERE {a.col('uuid')} = %s"
-    )
-
-
-def submitted_and_total(batch_id: int, worker_id: int) -> tuple[int, int]:
-    """(tasks of the batch the worker has submitted, the worker's own tasks there: those
-    submitted, the one held, and those still open to them — a free slot and none of their
-    assignments, as the claim picks), in one statement. The home page's "left for you" is
-    the last two."""
-    submitted, own = _fetch_one(_position_sql(), [batch_id, worker_id] * 4)
-    return submitted, own
-
-
-@cache
-def _position_sql() -> str:
-    a, t = ModelColumns(Assignment, "a"), ModelColumns(Task, "t")
-    mine = ModelColumns(Assignment, "m")
-    submitted = (f"SELECT COUNT(*) FROM {a.table()} WHERE {a.col('batch')} = %s"
-                 f" AND {a.col('worker')} = %s AND {a.col('submitted_at')} IS NOT NULL")
-    held = (f"SELECT COUNT(*) FROM {a.table()} WHERE {a.col('batch')} = %s"
-            f" AND {a.col('worker')} = %s AND {a.col('status')} = "
-            f"'{Assignment.Status.LEASED.value}'")
-    open_ = (f"SELECT COUNT(*) FROM {t.table()} WHERE {t.col('batch')} = %s"
-             f" AND {t.col('slots_taken')} < {t.col('max_assignments')}"
-             f" AND NOT EXISTS (SELECT 1 FROM {mine.table()} WHERE {mine.col('task')} ="
-             f" {t.col('pk')} AND {mine.col('worker')} = %s)")
-    return f"SELECT ({submitted}), ({submitted}) + ({held}) + ({open_})"
 
 
 def save_if(instance, fields: list[str], where: dict) -> bool:
@@ -238,114 +175,13 @@ def _save_if_sql(model, fields: tuple, where: tuple) -> str:
     return f"UPDATE {m.name()} SET {assignments} WHERE {m.col('pk')} = %s{conditions}"
 
 
-# ---------------------------------------------------------------------------------- claims
-
-def held_lease(batch: Batch, worker: Worker) -> Assignment | None:
-    """The worker's leased assignment in ``batch`` (at most one: the partial unique index),
-    live or past its deadline, with its task loaded."""
-    (a, t), sql = _held_lease_query()
-    row = _fetch_one(sql, [batch.pk, worker.pk])
-    if row is None:
-        return None
-    assignment, i = a.load(row)
-    assignment.task, _ = t.load(row, i)
-    assignment.batch, assignment.worker = batch, worker
-    return assignment
-
-
-@cache
-def _held_lease_query():
-    a, t = ModelColumns(Assignment, "a"), ModelColumns(Task, "t")
-    return (a, t), (
-        f"SELECT {a.sql()}, {t.sql()} FROM {a.table()}"
-        f" JOIN {t.table()} ON {t.col('id')} = {a.col('task')}"
-        f" WHERE {a.col('batch')} = %s AND {a.col('worker')} = %s"
-        f" AND {a.col('status')} = {_LEASED}"  # a literal: see the module's docstring
-    )
-
-
-def claim_next_task(assignment: Assignment) -> Assignment | None:
-    """Take a slot on the first task of ``assignment.batch`` with one free that
-    ``assignment.worker`` never held, and insert ``assignment`` (unsaved, its task unset) for
-    it; the saved assignment with its task loaded, or None when no task qualifies.
-
-    One statement builds the slot-taking ``UPDATE … RETURNING`` for both databases: its
-    candidate row is locked ``FOR UPDATE SKIP LOCKED`` where the database can (PostgreSQL), so
-    concurrent claims spread over tasks instead of queueing on one row; SQLite serializes
-    writers instead. PostgreSQL runs it with the INSERT as one statement (data-modifying CTEs),
-    so a claim is one round trip, atomic on its own; SQLite has no data-modifying CTEs and
-    inserts next, in the same transaction. Either way a refused INSERT (the one-lease index,
-    ``IntegrityError``) rolls the slot back with it.
-    """
-    batch_id, worker_id = assignment.batch_id, assignment.worker_id
-    if connection.vendor == "postgresql":
-        fields, slot, sql = _claim_statement()
-        values = [f.get_db_prep_save(f.pre_save(assignment, True), connection)
-                  for f in fields if f.name != "task"]
-        with savepoint_if_nested():
-            row = _fetch_one(sql, [batch_id, worker_id, *values])
-        if row is None:
-            return None
-        assignment.pk = row[0]
-        assignment.task, _ = slot.load(row, 1)
-        assignment._state.adding, assignment._state.db = False, connection.alias
-        return assignment
-    returned, sql = _take_next_slot()
-    with transaction.atomic():
-        row = _fetch_one(sql, [batch_id, worker_id])
-        if row is None:
-            return None
-        assignment.task, _ = returned.load(row)
-        assignment.save(force_insert=True)
-    return assignment
-
-
-@cache
-def _take_next_slot():
-    """``UPDATE task … WHERE id = (the candidate) … RETURNING`` the task: the slot-taking
-    half of a claim, shared by both databases' statements."""
-    t, a, returned = ModelColumns(Task, "t"), ModelColumns(Assignment, "a"), ModelColumns(Task)
-    lock = (" FOR UPDATE SKIP LOCKED"
-            if connection.features.has_select_for_update_skip_locked else "")
-    candidate = (
-        f"SELECT {t.col('id')} FROM {t.table()} WHERE {t.col('batch')} = %s"
-        f" AND {t.col('slots_taken')} < {t.col('max_assignments')}"
-        f" AND NOT EXISTS (SELECT 1 FROM {a.table()}"
-        f" WHERE {a.col('task')} = {t.col('id')} AND {a.col('worker')} = %s)"
-        f" ORDER BY {t.col('position')} LIMIT 1{lock}"
-    )
-    slots, limit = returned.col("slots_taken"), returned.col("max_assignments")
-    return returned, (
-        f"UPDATE {returned.name()} SET {slots} = {slots} + 1"
-        f" WHERE {returned.col('id')} = ({candidate}) AND {slots} < {limit}"
-        f" RETURNING {returned.sql()}"
-    )
-
-
-@cache
-def _claim_statement():
-    """PostgreSQL: the slot-taking UPDATE and the assignment's INSERT as one statement."""
-    _, take_slot = _take_next_slot()
-    slot, new = ModelColumns(Task, "slot"), ModelColumns(Assignment)
-    quote = connection.ops.quote_name
-    fields = [f for f in Assignment._meta.concrete_fields if not f.primary_key]
-    columns = ", ".join(quote(f.column) for f in fields)
-    values = ", ".join(slot.col("id") if f.name == "task" else "%s" for f in fields)
-    return fields, slot, (
-        f"WITH slot AS ({take_slot}),"
-        f" created AS (INSERT INTO {new.name()} ({columns}) SELECT {values} FROM slot"
-        f" RETURNING {new.col('pk')})"
-        f" SELECT created.{new.col('pk')}, {slot.sql()} FROM created, slot"
-    )
-
-
 # ------------------------------------------------------------------------- every request
 
 def user_with_roles(user_id, role_names: tuple[str, ...]):
     """The user by primary key and, per role name, whether they are in that group; None
     when there is no such user."""
     columns, sql = _user_with_roles_query(len(role_names))
-    row = _fetch_one(sql, [*role_names, user_id])
+    row = fetch_one(sql, [*role_names, user_id])
     if row is None:
         return None
     user, i = columns.load(row)

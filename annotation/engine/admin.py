@@ -16,11 +16,12 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from annotation.core.marketplaces import get_provider
 from annotation.core.money import AmountRefused
 from annotation.engine import upload_help
 from annotation.engine.hit_types import all_hit_types, get_hit_type
 from annotation.engine.results_admin import AssignmentPersonAdminMixin, BatchResultsAdminMixin
-from annotation.engine.selectors import batch_cost, batch_progress
+from annotation.engine.selectors import batch_cost, batch_costs, batch_progress
 from annotation.engine.services.batches import (
     BATCH_BUDGET,
     REWARD,
@@ -39,9 +40,6 @@ from annotation.models import (
     Task,
     Worker,
 )
-from annotation.providers.prolific.launch_page import upload_pay_note
-from annotation.providers.selectors import batch_costs
-from annotation.providers.services import config_for
 
 SAMPLE_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 
@@ -218,8 +216,8 @@ class BatchAdmin(BatchResultsAdminMixin, admin.ModelAdmin):
                                        "are broken: the batch's page lists them "
                                        f"({reverse('console:batch', args=[batch.uuid])}).",
                               messages.WARNING)
-        if batch.provider == "prolific":
-            note, low = upload_pay_note(batch, config_for(batch).estimated_minutes)
+        if said := get_provider(batch.provider).upload_note(batch):
+            note, low = said
             self.message_user(request, note, messages.WARNING if low else messages.INFO)
         if batch.min_seconds == 0:
             self.message_user(request, "Minimum seconds is 0: answers of any speed are "

@@ -7,7 +7,9 @@ from django.db.models import Count, Exists, F, OuterRef, Q, Sum, Window
 from django.db.models.functions import Coalesce, RowNumber
 from django.utils.translation import gettext, ngettext
 
-from annotation.core import sql
+from annotation.core.marketplaces import get_provider
+from annotation.core.money import ZERO, cents
+from annotation.engine import statements
 from annotation.engine.hit_types import get_hit_type
 from annotation.models import (
     Assignment,
@@ -18,8 +20,6 @@ from annotation.models import (
     TaskProblem,
     Worker,
 )
-from annotation.providers.base import get_provider
-from annotation.providers.costs import cents, estimate
 
 
 @dataclass(frozen=True)
@@ -86,14 +86,14 @@ def worker_gold_accuracy(worker: Worker) -> tuple[int, int]:
 def worker_position(batch: Batch, worker: Worker) -> tuple[int, int]:
     """("Task k of n") — k counts this worker's submitted tasks plus the current one, n the
     tasks that are theirs (done, held, still open to them), not the whole batch."""
-    submitted, total = sql.submitted_and_total(batch.pk, worker.pk)
+    submitted, total = statements.submitted_and_total(batch.pk, worker.pk)
     return min(submitted + 1, total), total
 
 
 def assignment_with_context(assignment_uuid) -> Assignment | None:
     """The assignment with its task, batch and worker loaded — what every task page and submit
-    starts from — in one hand-written statement (the hot path: see annotation.core.sql)."""
-    return sql.assignment_with_context(assignment_uuid)
+    starts from — in one hand-written statement (the hot path: see annotation.engine.statements)."""
+    return statements.assignment_with_context(assignment_uuid)
 
 
 def batches_open_to(worker: Worker):
@@ -318,6 +318,38 @@ class BatchOverview:
     budget: Decimal | None
 
 
+@dataclass(frozen=True)
+class BatchCosts:
+    # A ``providers.costs.CostEstimate``: every slot paid + every committed bonus, fees included.
+    estimate: object
+    spent: Decimal  # approved work + paid bonuses, fees included
+    budget: Decimal | None
+
+    @property
+    def committed(self) -> Decimal:
+        return self.estimate.total
+
+    @property
+    def left(self) -> Decimal | None:
+        return None if self.budget is None else self.budget - self.committed
+
+
+def batch_costs(batch: Batch, *, extra_bonus: Decimal = ZERO) -> BatchCosts:
+    provider = get_provider(batch.provider)
+    slots = sum(Task.objects.filter(batch=batch).values_list("max_assignments", flat=True))
+    bonuses = list(Bonus.objects.filter(batch=batch, status__in=_BONUS_COMMITTED)
+                   .values_list("amount", flat=True))
+    full = provider.estimate(reward=batch.reward, assignments=slots,
+                             assignments_per_hit=batch.assignments_per_task,
+                             bonuses=bonuses + ([extra_bonus] if extra_bonus else []))
+    approved = Assignment.objects.filter(batch=batch, status=Assignment.Status.APPROVED).count()
+    paid = list(Bonus.objects.filter(batch=batch, status=Bonus.Status.PAID)
+                .values_list("amount", flat=True))
+    spent = provider.estimate(reward=batch.reward, assignments=approved,
+                              assignments_per_hit=batch.assignments_per_task, bonuses=paid)
+    return BatchCosts(estimate=full, spent=spent.total, budget=batch.budget)
+
+
 def batches_overview(batches) -> list[BatchOverview]:
     """Progress and cost of ``batches`` in three queries (progress twice, bonuses once).
 
@@ -345,9 +377,9 @@ def batches_overview(batches) -> list[BatchOverview]:
 
 
 def _cost(batch: Batch, assignments: int, bonuses: list[Decimal]) -> Decimal:
-    return estimate(reward=batch.reward, assignments=assignments,
-                    assignments_per_hit=batch.assignments_per_task,
-                    fees=get_provider(batch.provider).fees(), bonuses=bonuses).total
+    return get_provider(batch.provider).estimate(
+        reward=batch.reward, assignments=assignments,
+        assignments_per_hit=batch.assignments_per_task, bonuses=bonuses).total
 
 
 # --- quality flags (annotation.engine.services.quality) ----------------------------------------

@@ -22,9 +22,8 @@ from typing import Any
 from django import forms
 
 from annotation.core.csv_safety import SafeDictWriter
+from annotation.core.marketplaces import get_provider
 from annotation.engine.hit_types import HitType
-from annotation.providers.base import get_provider
-from annotation.providers.costs import CostEstimate, estimate
 
 SAMPLE_FORMATS = ("csv", "jsonl")
 GOLD_COLUMN = "_gold_answer"
@@ -136,10 +135,10 @@ def _kind(field: forms.Field) -> str:
     return type(field).__name__.removesuffix("Field").lower() or "text"
 
 
-def upload_estimate(*, provider: str, reward: Decimal, tasks: int, n: int) -> CostEstimate:
+def upload_estimate(*, provider: str, reward: Decimal, tasks: int, n: int):
     """Full cost of a new batch of ``tasks`` tasks with ``n`` assignments each on ``provider``."""
-    return estimate(reward=reward, assignments=tasks * n, assignments_per_hit=n,
-                    fees=get_provider(provider).fees())
+    return get_provider(provider).estimate(reward=reward, assignments=tasks * n,
+                                           assignments_per_hit=n)
 
 
 def budget_problem(*, provider: str, budget: Decimal | None, reward: Decimal, tasks: int,

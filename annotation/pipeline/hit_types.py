@@ -17,6 +17,7 @@ from django.db.models import Prefetch
 from django.utils.translation import gettext_noop  # titles, keys: translated on the page
 
 from annotation.content.imports.images import image_fetch_and_store
+from annotation.content.shown import instance_images
 from annotation.core.image_fetch import ImageFetchError
 from annotation.engine.hit_types import HitType, register
 from annotation.models import Instance, InstanceImage, InstructionFamily
@@ -71,14 +72,6 @@ class InstanceInputs:
                 "image_urls": [ii.image.display_url for ii in instance.instance_images.all()],
                 **self.shown(instance)}
         return out
-
-
-def _images(instance: Instance) -> list[dict]:
-    return [
-        {"n": ii.position + 1, "url": ii.image.display_url, "caption": ii.caption,
-         "field": f"caption_{ii.position + 1}", "label": ii.image.external_id or ""}
-        for ii in instance.instance_images.select_related("image").order_by("position")
-    ]
 
 
 class FamilyPayloadForm(forms.Form):
@@ -203,7 +196,7 @@ class InstructionCaptionHit(InstanceInputs, HitType):
 
     def page_context(self, task):
         instance = Instance.objects.select_related("family").get(uuid=task.payload["instance"])
-        return {"instance": instance, "images": _images(instance), "max_chars": MAX_CAPTION}
+        return {"instance": instance, "images": instance_images(instance), "max_chars": MAX_CAPTION}
 
     def on_submitted(self, assignment) -> None:
         pipeline.captions_record(assignment=assignment)
@@ -255,7 +248,7 @@ class ReferenceVerificationHit(InstanceInputs, HitType):
 
     def page_context(self, task):
         instance = Instance.objects.select_related("family").get(uuid=task.payload["instance"])
-        return {"instance": instance, "images": _images(instance),
+        return {"instance": instance, "images": instance_images(instance),
                 "candidate": instance.candidate_reference}
 
     def clean_gold(self, gold):

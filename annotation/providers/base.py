@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from annotation.core.clients.errors import MarketplaceError, NotSupported
-from annotation.providers.costs import FeeSchedule
+from annotation.core.clients.errors import NotSupported
+from annotation.core.marketplaces import get_provider, register  # noqa: F401  (the registry)
+from annotation.providers.costs import CostEstimate, FeeSchedule, estimate
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,19 @@ class Provider:
     def fees(self) -> FeeSchedule:
         return FeeSchedule()
 
+    def estimate(self, *, reward: Decimal, assignments: int, assignments_per_hit: int,
+                 bonuses: list[Decimal] = ()) -> CostEstimate:
+        """``assignments`` paid assignments plus ``bonuses``, this marketplace's fees
+        included (what the engine's cost figures ask for)."""
+        return estimate(reward=reward, assignments=assignments,
+                        assignments_per_hit=assignments_per_hit, fees=self.fees(),
+                        bonuses=bonuses)
+
+    def upload_note(self, batch) -> tuple[str, bool] | None:
+        """What a new batch's upload should say about this marketplace (the text, whether it
+        warns); None: nothing."""
+        return None
+
     def check_ready(self, ctx: LaunchContext) -> None:
         """Raise ``MarketplaceError`` when a launch cannot go ahead (settings, confirmation)."""
 
@@ -147,23 +161,7 @@ class Provider:
         raise NotSupported(f"{self.name} cannot message workers")
 
 
+@register
 class LocalProvider(Provider):
     """In-house accounts: nothing to publish or pay through an API (the default)."""
 
-
-_REGISTRY: dict[str, type[Provider]] = {"local": LocalProvider}
-
-
-def register(cls: type[Provider]) -> type[Provider]:
-    _REGISTRY[cls.name] = cls
-    return cls
-
-
-def get_provider(name: str) -> Provider:
-    """A fresh provider for ``name`` ("local", "mturk", "prolific")."""
-    if name not in _REGISTRY:
-        from annotation.providers import mturk, prolific  # noqa: F401  (registers themselves)
-    try:
-        return _REGISTRY[name]()
-    except KeyError:
-        raise MarketplaceError(f"Unknown provider {name!r}") from None

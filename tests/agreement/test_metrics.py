@@ -90,7 +90,7 @@ def test_meteor_without_wordnet_says_to_run_make_wordnet(monkeypatch, tmp_path):
     import nltk
 
     monkeypatch.setenv("NLTK_DATA", str(tmp_path))
-    monkeypatch.setattr(metrics, "DEFAULT_NLTK_DATA", tmp_path / "nothing")
+    monkeypatch.setattr(metrics.meteor_nltk, "DEFAULT_NLTK_DATA", tmp_path / "nothing")
     monkeypatch.setattr(nltk.data, "path", [])
     with pytest.raises(metrics.WordNetMissing, match="make wordnet"):
         metrics.meteor(["a cat"], ["a cat"])
@@ -305,7 +305,7 @@ def test_bertscore_offline_ranks_paraphrase_above_unrelated(monkeypatch, no_netw
     )
     assert para > unrelated
     # The scorer is loaded once per model and reused.
-    assert metrics._bert_scorer(model, 6, 64) is metrics._bert_scorer(model, 6, 64)
+    assert metrics.bert._bert_scorer(model, 6, 64) is metrics.bert._bert_scorer(model, 6, 64)
 
 
 # ------------------------------------------------------------ baselines & registry
@@ -387,7 +387,7 @@ def test_bertscore_equals_bert_score_per_pair_and_is_cached(no_network, monkeypa
     cands = [r["gpt4_prediction"] for r in rows]
     refs = [[r["reference_output"], r["gpt4_prediction"][:60]] for r in rows]  # two references
     model, layers = metrics.resolve_bert_model(metrics.FALLBACK_BERT_MODEL)
-    scorer = metrics._bert_scorer(model, layers, 64)
+    scorer = metrics.bert._bert_scorer(model, layers, 64)
     bertscore_engine.cache_clear()
     ours = metrics.bertscore(cands, refs, model=metrics.FALLBACK_BERT_MODEL)
     alone = [max(float(scorer.score([c], [r])[2]) for r in rs) for c, rs in zip(cands, refs,

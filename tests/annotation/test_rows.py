@@ -1,5 +1,6 @@
-"""The hot path's hand-written statements (annotation.core.sql) return what the ORM would, on
-SQLite and PostgreSQL, and run prepared on PostgreSQL in tests as in production."""
+"""The hot path's hand-written statements (annotation.core.sql, annotation.engine.statements)
+return what the ORM would, on SQLite and PostgreSQL, and run prepared on PostgreSQL in tests
+as in production."""
 from datetime import timedelta
 
 import pytest
@@ -13,6 +14,7 @@ from annotation.core import sql
 from annotation.core.auth_backend import RoleAwareBackend
 from annotation.core.permissions import ANALYST, ANNOTATOR, ROLE_FLAGS
 from annotation.core.sql import save_if, statement_cursor
+from annotation.engine import statements
 from annotation.engine.selectors import assignment_with_context, worker_position
 from annotation.engine.services.claims import task_claim_next
 from annotation.engine.services.submissions import assignment_return, assignment_submit
@@ -70,7 +72,7 @@ def test_worker_position_counts_the_workers_own_tasks_as_the_orm_does(alice, bob
            + Task.objects.filter(batch=batch, slots_taken__lt=F("max_assignments"))
            .filter(~Exists(Assignment.objects.filter(task=OuterRef("pk"), worker=worker)))
            .count())
-    assert sql.submitted_and_total(batch.pk, worker.pk) == orm == (2, 4)
+    assert statements.submitted_and_total(batch.pk, worker.pk) == orm == (2, 4)
     assert worker_position(batch, worker) == (3, 4)
     # bob skipped one and holds one: his queue is the held one and the one still open
     assert worker_position(batch, other) == (1, 2)
@@ -79,13 +81,13 @@ def test_worker_position_counts_the_workers_own_tasks_as_the_orm_does(alice, bob
 def test_held_lease_matches_the_orm(alice):
     batch = make_batch(2, n=1)
     worker = worker_for_user(alice)
-    assert sql.held_lease(batch, worker) is None
+    assert statements.held_lease(batch, worker) is None
     leased = task_claim_next(batch=batch, worker=worker)
-    held = sql.held_lease(batch, worker)
+    held = statements.held_lease(batch, worker)
     assert held.pk == leased.pk
     _same_as_orm(held)
     assignment_submit(assignment=held, data={"choice": "A"})
-    assert sql.held_lease(batch, worker) is None
+    assert statements.held_lease(batch, worker) is None
 
 
 def test_the_user_with_roles_matches_the_orm(alice, analyst, django_user_model):
@@ -103,14 +105,14 @@ def test_the_user_with_roles_matches_the_orm(alice, analyst, django_user_model):
 def test_status_literals_come_from_the_model_and_names_are_quoted():
     """The one literal (the held-lease status) is made from the enum; every statement names
     tables and columns through the connection's quoting."""
-    _, held = sql._held_lease_query()
+    _, held = statements._held_lease_query()
     assert f"= '{Assignment.Status.LEASED.value}'" in held
     quote = connection.ops.quote_name
-    statements = [held, sql._assignment_query()[1], sql._position_sql(),
-                  sql._take_next_slot()[1], sql._user_with_roles_query(2)[1]]
+    texts = [held, statements._assignment_query()[1], statements._position_sql(),
+             statements._take_next_slot()[1], sql._user_with_roles_query(2)[1]]
     if connection.vendor == "postgresql":
-        statements.append(sql._claim_statement()[2])
-    for statement in statements:
+        texts.append(statements._claim_statement()[2])
+    for statement in texts:
         assert quote(Assignment._meta.db_table) in statement or "auth_user" in statement
         assert " id " not in statement and ".id " not in statement  # every column quoted
 

@@ -316,14 +316,6 @@ def test_leaderboard_ranks_from_non_overlapping_cis():
     assert [r.model for r in board][:2] in (["x1", "x2"], ["x2", "x1"])
 
 
-def test_win_probability_matrix():
-    p = R.win_probability_matrix({"a": 1400.0, "b": 1000.0, "c": 1000.0})
-    # 400 points apart -> 1/(1 + 10^-1) = 10/11.
-    assert p[0, 1] == pytest.approx(10 / 11)
-    assert p[1, 2] == pytest.approx(0.5)
-    assert np.allclose(p + p.T, 1.0)
-
-
 # --------------------------------------------------------------------------- win rate & leaderboard
 
 

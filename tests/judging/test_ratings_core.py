@@ -69,11 +69,6 @@ def test_win_rate_against_the_reference_after_one_match():
     assert R.win_rates_vs([("a", "ref", "A")], "ref") == {"a": (1.0, 1)}
 
 
-def test_win_probability_matrix_takes_a_plain_list():
-    p = R.win_probability_matrix([1000.0, 1400.0])
-    assert p[1, 0] == pytest.approx(10 / 11) and p[0, 1] == pytest.approx(1 / 11)
-
-
 def test_bradley_terry_without_matches_rates_everyone_at_init():
     assert R.bradley_terry_from_counts(np.zeros((2, 2))).tolist() == [R.INIT, R.INIT]
 

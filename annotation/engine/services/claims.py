@@ -2,7 +2,7 @@
 
 A claim takes a slot with a conditional ``UPDATE task SET slots_taken = slots_taken + 1
 WHERE slots_taken < max_assignments`` and creates the assignment in the same transaction. The
-next-task claim is one hand-written statement (``annotation.core.sql.claim_next_task``: its
+next-task claim is one hand-written statement (``annotation.engine.statements.claim_next_task``: its
 candidate row is locked ``FOR UPDATE SKIP LOCKED`` on PostgreSQL so concurrent workers spread
 over tasks instead of queueing on one row; SQLite serializes writers instead); the marketplace
 claim of one given task is the ORM's compare-and-set.
@@ -21,10 +21,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.core.sql import claim_next_task, held_lease
 from annotation.engine.hit_types import get_hit_type
 from annotation.engine.services.errors import AssignmentConflict, NotEligible
 from annotation.engine.services.leases import lease_expire, leases_expire
+from annotation.engine.statements import claim_next_task, held_lease
 from annotation.models import Assignment, Batch, QualificationGrant, Task, Worker
 
 _RETRIES = 5

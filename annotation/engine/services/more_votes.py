@@ -3,7 +3,7 @@
 The task itself takes ``extra`` more assignments: its ``max_assignments`` rises by ``extra`` and
 nothing else changes. So the invariants hold as they are: ``Assignment(task, worker)`` is unique,
 hence the new votes come from workers who have not done this task (no one votes twice on the
-item); the claim (``core.sql.claim_next_task``) finds the task again because it looks for
+item); the claim (``engine.statements.claim_next_task``) finds the task again because it looks for
 ``slots_taken < max_assignments``, and the slot count stays within the new N. A task in a new
 follow-up batch would break the first rule: the same worker could claim the item there again.
 

@@ -2,6 +2,7 @@
 blocking, which reaches a marketplace worker's marketplace too."""
 from django.db import IntegrityError, transaction
 
+from annotation.core.marketplaces import worker_blocked
 from annotation.models import Worker
 
 
@@ -42,15 +43,7 @@ def worker_block(worker: Worker, reason: str, *, marketplace: bool = True) -> No
     worker.blocked, worker.blocked_reason = True, reason[:200]
     if marketplace and worker.provider != Worker.Provider.LOCAL:
         worker_id = worker.pk
-        transaction.on_commit(lambda: _queue_marketplace_block(worker_id))
-
-
-def _queue_marketplace_block(worker_id: int) -> None:
-    # Imported here: the marketplace side (providers) builds on the engine, not the reverse.
-    from annotation.core.background import run_outside_request
-    from annotation.providers.tasks import block_on_marketplace
-
-    run_outside_request(block_on_marketplace, (worker_id,))
+        transaction.on_commit(lambda: worker_blocked(worker_id))  # the marketplaces' hook
 
 
 def worker_unblock(worker: Worker) -> None:

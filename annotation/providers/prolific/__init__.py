@@ -116,6 +116,23 @@ class ProlificProvider(Provider):
         bonuses alike: its researcher help, "How to resolve an underpaying study")."""
         return FeeSchedule(kind="rate", rate=FEE_RATE.parse(settings.PROLIFIC_FEE_RATE))
 
+    def upload_note(self, batch) -> tuple[str, bool]:
+        """(what the upload says about the new batch's hourly pay, whether it is below the
+        floor). No call to Prolific at upload: the floor here is the setting; the launch asks
+        Prolific."""
+        from annotation.providers.services import config_for
+
+        check = pay_check(reward=batch.reward,
+                          estimated_minutes=config_for(batch).estimated_minutes,
+                          seconds_spent=[], minimum=Decimal(settings.PROLIFIC_MIN_HOURLY),
+                          recommended=Decimal(settings.PROLIFIC_RECOMMENDED_HOURLY))
+        if check.below_minimum:
+            return (check.refusal().replace("Pay below", "The launch will be refused: pay below"),
+                    True)
+        if check.below_recommended:
+            return check.warning(), True
+        return f"On Prolific: {check.describe()}.", False
+
     # --- launch ---------------------------------------------------------------------------
     def check_ready(self, ctx: LaunchContext) -> None:
         if not settings.PUBLIC_BASE_URL.startswith("https://"):

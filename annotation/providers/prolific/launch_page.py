@@ -3,14 +3,11 @@ hourly rate the reward implies against Prolific's minimum and recommendation, ho
 participants match the audience against the places needed, and the study's Prolific link.
 Each figure is asked of Prolific as the launch itself would ask it."""
 from dataclasses import dataclass, field
-from decimal import Decimal
-
-from django.conf import settings
 
 from annotation.core.clients.errors import MarketplaceError
 from annotation.models import Batch, ProviderHit
 from annotation.providers.prolific import ProlificProvider
-from annotation.providers.prolific.pay import PayCheck, pay_check
+from annotation.providers.prolific.pay import PayCheck
 from annotation.providers.services.common import launch_context
 
 STUDY_PAGE = "https://app.prolific.com/researcher/workspaces/studies/{}"
@@ -42,16 +39,3 @@ def prolific_launch_facts(batch: Batch, provider: ProlificProvider | None = None
     except MarketplaceError as exc:
         facts.errors.append(str(exc))
     return facts
-
-
-def upload_pay_note(batch: Batch, estimated_minutes: int) -> tuple[str, bool]:
-    """(what the upload says about the new batch's hourly pay, whether it is below the floor).
-    No call to Prolific at upload: the floor here is the setting; the launch asks Prolific."""
-    check = pay_check(reward=batch.reward, estimated_minutes=estimated_minutes,
-                      seconds_spent=[], minimum=Decimal(settings.PROLIFIC_MIN_HOURLY),
-                      recommended=Decimal(settings.PROLIFIC_RECOMMENDED_HOURLY))
-    if check.below_minimum:
-        return check.refusal().replace("Pay below", "The launch will be refused: pay below"), True
-    if check.below_recommended:
-        return check.warning(), True
-    return f"On Prolific: {check.describe()}.", False

@@ -6,7 +6,7 @@ import pytest
 from judging.demo import load_demo
 from judging.judges.demo import extend_demo
 from judging.judges.models import Judge, JudgeRun
-from judging.judges.selectors import judge_leaderboard
+from judging.leaderboards import leaderboard_build
 from judging.models import Judgment
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
@@ -24,7 +24,7 @@ def test_demo_judges_of_every_kind_run_over_the_demo(server, monkeypatch):
             status="failed").values_list("error", flat=True)[:3])
         assert Judgment.objects.filter(source=judge.name).exists(), judge.kind
     assert server.call_count > 0
-    assert judge_leaderboard("Stand-in pairwise judge", bootstrap_rounds=10)
+    assert leaderboard_build("Stand-in pairwise judge", bootstrap_rounds=10).rows
     calls, runs = server.call_count, JudgeRun.objects.count()
     extend_demo(random.Random(1))  # again: judges reused, nothing run twice
     assert server.call_count == calls and JudgeRun.objects.count() == runs

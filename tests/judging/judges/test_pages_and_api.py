@@ -3,8 +3,8 @@ import pytest
 from django.urls import reverse
 
 from judging.judges.models import JudgeRun
-from judging.judges.selectors import judge_leaderboard
 from judging.judges.services import judge_run_execute, judge_run_start
+from judging.leaderboards import leaderboard_build
 from tests.judging.judges.conftest import make_comparison, make_judge, make_models
 
 pytestmark = pytest.mark.django_db
@@ -71,9 +71,9 @@ def test_judge_verdicts_feed_a_leaderboard_of_their_own(server, analyst_client):
                                       dispatch=False))
     comparisons[0].gold_choice = "A"  # gold items measure workers; no leaderboard counts them
     comparisons[0].save(update_fields=["gold_choice"])
-    board = judge_leaderboard("gpt-judge", bootstrap_rounds=20)
-    assert [row.model for row in board] == ["strong", "weak"]
-    assert board[0].matches == 5 and board[0].bt_rating > board[1].bt_rating
+    board = leaderboard_build("gpt-judge", bootstrap_rounds=20, min_matches=0).rows
+    assert [row["model"] for row in board] == ["strong", "weak"]
+    assert board[0]["matches"] == 5 and board[0]["rating"] > board[1]["rating"]
     html = analyst_client.get(reverse("judging:judges:leaderboards")).content.decode()
     assert "gpt-judge" in html and html.index("strong") < html.index("weak")
 

@@ -1,0 +1,36 @@
+"""The marketplace registry: each provider registers here by name, and whoever needs a
+marketplace's operations (fees, a batch's cost, a note at upload) asks for it by name, and
+the marketplaces hear when the engine blocks a worker (``on_worker_blocked``). The engine asks here and never imports ``annotation.providers``, which builds on
+the engine; the marketplaces register when the app is ready (``AnnotationConfig.ready``)."""
+from annotation.core.clients.errors import MarketplaceError
+
+_REGISTRY: dict[str, type] = {}
+
+
+def register(cls: type) -> type:
+    """Class decorator adding a ``providers.base.Provider`` subclass under its ``name``."""
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def get_provider(name: str):
+    """A fresh provider (``providers.base.Provider``) for ``name`` ("local", "mturk", …)."""
+    try:
+        return _REGISTRY[name]()
+    except KeyError:
+        raise MarketplaceError(f"Unknown provider {name!r}") from None
+
+
+_BLOCK_HOOKS: list = []
+
+
+def on_worker_blocked(hook):
+    """Decorator: ``hook(worker_id)`` runs after the engine blocks a marketplace worker (after
+    its commit)."""
+    _BLOCK_HOOKS.append(hook)
+    return hook
+
+
+def worker_blocked(worker_id: int) -> None:
+    for hook in _BLOCK_HOOKS:
+        hook(worker_id)
