@@ -162,7 +162,9 @@ def kit_response(request, study=None) -> FileResponse:
     ``?images=0`` leaves the image files out."""
     out = tempfile.TemporaryFile()
     try:
-        kit_write(out, benchmark_instances(study),
+        upload_path = (reverse("eval-submissions") if study is None
+                       else reverse("study-submissions", args=[study.slug]))
+        kit_write(out, benchmark_instances(study), upload_path=upload_path,
                   include_images=request.GET.get("images") != "0")
         out.seek(0)
     except BaseException:

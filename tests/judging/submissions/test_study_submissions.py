@@ -163,6 +163,7 @@ def test_b_kit_holds_b_items_only_and_the_old_kit_the_default_study_items(two_st
         with zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))) as zf:
             items = [json.loads(line) for line in zf.read("items.jsonl").splitlines()]
             assert {"predictions_template.csv", "predictions_template.jsonl"} <= set(zf.namelist())
+            assert f"POST it to /api/studies/{b.slug}/submissions/" in zf.read("README.txt").decode()
         assert {i["item_id"] for i in items} == {str(i.uuid) for i in two_studies["b_items"]}
         shared = next(i for i in items if i["instruction"] == SHARED)
         assert [image["url"] for image in shared["images"]] == ["https://example.org/shared.png"]
