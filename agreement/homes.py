@@ -16,7 +16,7 @@ from judging.judges.models import JudgeRun
 from judging.judges.selectors import run_progress
 from judging.models import Judgment
 from judging.selectors import HUMAN
-from studies.access import ANALYZE, VIEW, study_page
+from studies.access import ANALYZE, SUBMIT, VIEW, study_page
 from studies.selectors import studies_visible_to, study_default
 
 from .models import Report
@@ -43,6 +43,7 @@ def study_home(request, study):
     return render(request, "agreement/study_home.html", {
         "study": study, "study_switcher": studies_visible_to(request.user),
         "can_analyze": rules.test_rule(ANALYZE, request.user, study),
+        "can_submit": rules.test_rule(SUBMIT, request.user, study),
         "sources": _judgment_sources(study), "reports": _latest_reports(study),
         "runs": _latest_runs(study),
         "batches": batches_overview(batches.order_by("-created_at")[:LATEST])})

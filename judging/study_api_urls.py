@@ -1,10 +1,14 @@
 from django.urls import path
 
 from . import study_api
+from .submissions import api as submissions
 
 urlpatterns = [
     path("", study_api.StudySourcesView.as_view(), name="study-api-root"),
     path("leaderboard/", study_api.StudyLeaderboardView.as_view(), name="study-leaderboard"),
     path("score-leaderboard/", study_api.StudyScoreLeaderboardView.as_view(),
          name="study-score-leaderboard"),
+    path("submissions/", submissions.StudySubmissionListCreate.as_view(),
+         name="study-submissions"),
+    path("kit/", submissions.StudyKitDownload.as_view(), name="study-kit"),
 ]

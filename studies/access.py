@@ -42,3 +42,12 @@ class StudyBoardReader(BasePermission):
     def has_permission(self, request, view) -> bool:
         request.study = study_for_user(view.kwargs["study_slug"], request.user, VIEW_BOARD)
         return True
+
+
+class StudySubmitter(BasePermission):
+    """API routes under ``/api/studies/<slug>/`` for the study's submitters (staff too);
+    everyone else (anonymous included) a 404. The study is left on the request."""
+
+    def has_permission(self, request, view) -> bool:
+        request.study = study_for_user(view.kwargs["study_slug"], request.user, SUBMIT)
+        return True

@@ -42,6 +42,9 @@ ANNOTATOR_API = dict(anonymous=401, annotator="ok", other_annotator="ok", analys
 STUDY_PAGE = dict(anonymous="login", annotator=404, other_annotator=404, analyst="ok",
                   admin="ok", other_study=404)
 STUDY_BOARD = dict(STUDY_PAGE, anonymous=404)  # a private study's board: no sign-in offered
+# A study's submitter pages and API: the analyst holds no submitter role (staff do).
+STUDY_SUBMIT_PAGE = dict(STUDY_PAGE, analyst=404)
+STUDY_SUBMIT_API = dict(STUDY_BOARD, analyst=404)
 PUBLIC = {role: "ok" for role in ROLES}
 SIGNED_IN = dict({role: "ok" for role in ROLES}, anonymous="login")
 # Submitter pages and API: none of the roles above holds the submitter role (its own access,
@@ -104,6 +107,8 @@ EXPECTED = {
     "study-api-root": ("GET", {"study_slug": "study"}, STUDY_BOARD),
     "study-leaderboard": ("GET", {"study_slug": "study"}, STUDY_BOARD),
     "study-score-leaderboard": ("GET", {"study_slug": "study"}, STUDY_BOARD),
+    "study-submissions": ("GET", {"study_slug": "study"}, STUDY_SUBMIT_API),
+    "study-kit": ("GET", {"study_slug": "study"}, STUDY_SUBMIT_API),
     # Agreement API (analysts may start reports and metric runs; probed with GET only).
     "agreement-report-list": ("GET", {}, ANALYST_API),
     "agreement-report-detail": ("GET", {"uuid": "report"}, ANALYST_API),
@@ -158,6 +163,13 @@ EXPECTED = {
     "studies:list": ("GET", {}, dict({role: "ok" for role in ROLES}, anonymous="login")),
     "studies:home": ("GET", {"study_slug": "study"}, STUDY_PAGE),
     "studies:board": ("GET", {"study_slug": "study"}, STUDY_BOARD),
+    "studies:submit": ("GET", {"study_slug": "study"}, STUDY_SUBMIT_PAGE),
+    "studies:submit_kit": ("GET", {"study_slug": "study"}, STUDY_SUBMIT_PAGE),
+    "studies:submit_board": ("GET", {"study_slug": "study"}, STUDY_SUBMIT_PAGE),
+    "studies:submission": ("GET", {"study_slug": "study", "submission_uuid": ANY_UUID},
+                           dict(STUDY_SUBMIT_PAGE, admin=404)),
+    "studies:submission_status": ("GET", {"study_slug": "study", "submission_uuid": ANY_UUID},
+                                  dict(STUDY_SUBMIT_PAGE, admin=404)),
     # Agreement reports.
     "agreement:report_list": ("GET", {}, ANALYST_PAGE),
     "agreement:report_start": ("POST", {}, _post_only(ANALYST_PAGE)),

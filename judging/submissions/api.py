@@ -1,5 +1,8 @@
 """Submissions through the API: a submitter downloads the benchmark kit, posts a predictions
-file (multipart) and polls its status. Same services and rules as the pages."""
+file (multipart) and polls its status. Same services and rules as the pages.
+
+A study's submitters use ``/api/studies/<slug>/submissions/`` and ``…/kit/`` (a non-member gets
+a 404); ``/api/eval/submissions/`` and ``/api/eval/kit/`` serve the default study."""
 import json
 
 from django.conf import settings
@@ -13,6 +16,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.core.permissions import IsKitReader, IsSubmitter
+from studies.access import StudySubmitter
+from studies.models import study_pk
 
 from .models import Submission
 from .services import SubmissionRefused, submission_create
@@ -43,19 +48,31 @@ _UPLOAD = inline_serializer("SubmissionUpload", {
     "human_eval": serializers.BooleanField(required=False)})
 
 
+_STUDY = OpenApiParameter("study_slug", str, OpenApiParameter.PATH, description="the study")
+
+
+def _my_submissions(request, study=None):
+    """My submissions in the study (None: the default study), newest first."""
+    mine = (Submission.objects.filter(submitter=request.user, study_id=study_pk(study))
+            .select_related("model", "run"))
+    return Response(SubmissionSerializer(mine[:100], many=True).data)
+
+
 class SubmissionListCreate(APIView):
     permission_classes = [IsSubmitter]
     parser_classes = [MultiPartParser]
 
     @extend_schema(responses=SubmissionSerializer(many=True))
     def get(self, request):
-        """My submissions, newest first."""
-        mine = Submission.objects.filter(submitter=request.user).select_related("model", "run")
-        return Response(SubmissionSerializer(mine[:100], many=True).data)
+        """My submissions to the default study, newest first."""
+        return _my_submissions(request)
 
     @extend_schema(request=_UPLOAD, responses={201: SubmissionSerializer})
     def post(self, request):
         """Submit a predictions file for a new model version; 400 says why it was refused."""
+        return self.create(request)
+
+    def create(self, request, study=None):
         upload = request.FILES.get("file")
         if upload is None or not request.data.get("name"):
             raise ValidationError({"detail": "Give 'name' and 'file'."})
@@ -66,7 +83,7 @@ class SubmissionListCreate(APIView):
             submission = submission_create(
                 submitter=request.user, name=str(request.data["name"]), file_name=upload.name,
                 data=upload.read(), human_eval=str(request.data.get("human_eval", "")).lower()
-                in ("1", "true", "on"))
+                in ("1", "true", "on"), study=study)
         except SubmissionRefused as exc:
             raise ValidationError({"detail": " ".join(exc.messages)}) from exc
         return Response(SubmissionSerializer(submission).data, status=status.HTTP_201_CREATED)
@@ -78,7 +95,8 @@ class SubmissionDetail(APIView):
     @extend_schema(responses=SubmissionSerializer)
     def get(self, request, submission_uuid):
         submission = (Submission.objects.select_related("model", "run")
-                      .filter(uuid=submission_uuid, submitter=request.user).first())
+                      .filter(uuid=submission_uuid, submitter=request.user,
+                              study_id=study_pk(None)).first())
         if submission is None:
             raise NotFound("No such submission")
         return Response(SubmissionSerializer(submission).data)
@@ -104,3 +122,31 @@ class KitDownload(APIView):
         """The benchmark kit (zip): items with their item_id, instructions, turns, image URLs
         and stored image files, and a predictions template per accepted format."""
         return kit_response(request)
+
+
+class StudySubmissionListCreate(SubmissionListCreate):
+    permission_classes = [StudySubmitter]
+
+    @extend_schema(parameters=[_STUDY], responses=SubmissionSerializer(many=True))
+    def get(self, request, study_slug):
+        """My submissions to the study, newest first."""
+        return _my_submissions(request, request.study)
+
+    @extend_schema(parameters=[_STUDY], request=_UPLOAD, responses={201: SubmissionSerializer})
+    def post(self, request, study_slug):
+        """Submit a predictions file for a new model version in the study (matched against
+        its items, judged against its reference); 400 says why it was refused."""
+        return self.create(request, request.study)
+
+
+class StudyKitDownload(KitDownload):
+    permission_classes = [StudySubmitter]
+
+    @extend_schema(
+        parameters=[_STUDY, OpenApiParameter("images", str,
+                                             description="0: leave the image files out")],
+        responses={(200, "application/zip"): OpenApiTypes.BINARY})
+    def get(self, request, study_slug):
+        """The study's benchmark kit (zip): its items with their item_id, instructions,
+        turns, image URLs and stored image files, and a predictions template per format."""
+        return kit_response(request, request.study)

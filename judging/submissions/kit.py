@@ -8,7 +8,7 @@ and ``.jsonl``: one row per answer wanted, keyed by ``item_id``) and a README. R
 asks the same question of many image pairs) no longer make rows ambiguous.
 
 Nothing the judge compares against leaves: no reference answers, candidate references, focus
-points or captions. The caller chooses the instances (today the benchmark's, later a study's)
+points or captions. The caller chooses the instances (a study's)
 and the file: the zip is written member by member to a file object (a temporary file for a
 download), instances are read in chunks and images copied in chunks, so a large benchmark
 never sits in memory.
@@ -109,8 +109,10 @@ def _copy_image(zf: zipfile.ZipFile, name: str, member: str) -> bool:
     return True
 
 
-def kit_write(out, instances: QuerySet[Instance], *, include_images: bool = True) -> KitSummary:
-    """Write the kit of ``instances`` as a zip to the binary file object ``out``.
+def kit_write(out, instances: QuerySet[Instance], *, include_images: bool = True,
+              upload_path: str = "/api/eval/submissions/") -> KitSummary:
+    """Write the kit of ``instances`` as a zip to the binary file object ``out``; its README
+    names ``upload_path`` (the study's submissions API) as where the filled template goes.
 
     A zip takes one member at a time, so the three listings are spooled to temporary files in
     one pass over the instances, then copied in."""
@@ -139,7 +141,7 @@ def kit_write(out, instances: QuerySet[Instance], *, include_images: bool = True
                 summary.items += 1
                 summary.judged += item["judged"]
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
-            zf.writestr(README, readme_text(summary))
+            zf.writestr(README, readme_text(summary, upload_path))
             for name, path in paths.items():
                 zf.write(path, name)
             for storage_name, member in stored.values():
@@ -153,7 +155,7 @@ def _jsonl_row(row: dict) -> dict:
             "instruction": row["instruction"], "prediction": ""}
 
 
-def readme_text(summary: KitSummary) -> str:
+def readme_text(summary: KitSummary, upload_path: str = "/api/eval/submissions/") -> str:
     return f"""Benchmark kit
 =============
 
@@ -179,7 +181,7 @@ Keep the item_id column (and turn, for conversations) as it is and write your mo
 answer in the prediction column; delete rows you do not answer. The item_id names exactly
 one item, even when the same instruction is asked of many images, so every row you keep
 matches. The instruction and images columns are only for you to read. Then upload the file
-(.csv or .jsonl) on the submission page, or POST it to /api/eval/submissions/.
+(.csv or .jsonl) on the submission page, or POST it to {upload_path}.
 
 Without item_id a row is matched by its instruction and image URLs, and a row whose
 instruction repeats across items without the images to tell them apart is skipped as

@@ -1,11 +1,17 @@
 """A new model joins the benchmark without an e-mail: one service per operation.
 
-``submission_create`` checks everything before writing (the deployment's judge, file size, the
+A submission belongs to one study (None: the default study): its model is created there, its
+rows match only that study's items, it is judged against that study's reference with the
+study's judge, budget cap and daily quota (each empty one falls back to the setting of the same
+name: ``SUBMISSION_JUDGE``, ``SUBMISSION_BUDGET_CAP``, ``SUBMISSIONS_PER_DAY``). A model line
+belongs to its submitter within a study; the same name in another study is another line.
+
+``submission_create`` checks everything before writing (the study's judge, file size, the
 submitter's daily quota and one-in-flight rule, one prediction per row, the name), then in one
 transaction registers the model's new version, stores its responses, pairs each with the
 human-verified reference on the same instance (sides randomised), prices the judge run and
-refuses it above the deployment's cap, and queues the run once everything has committed. A
-refusal writes nothing and says why.
+refuses it above the cap, and queues the run once everything has committed. A refusal writes
+nothing and says why.
 
 The judge compares against the reference, as VisIT-Bench's automatic evaluation does; the
 optional human batch (appendix F: the new model against a randomly chosen existing model on
@@ -26,6 +32,7 @@ from django.utils import timezone
 from annotation.core.db_text import storage_problem
 from annotation.core.money import MoneyField
 from annotation.engine.services.batches import RowError, rows_from_upload
+from studies.models import Study, study_pk
 
 from .. import rating_cache
 from ..judges.models import Judge, JudgeRun
@@ -44,14 +51,19 @@ class SubmissionRefused(ValidationError):
     """The submission was not taken; the message says why. Nothing was written."""
 
 
-def submission_judge() -> Judge:
-    """The deployment's judge for submissions (``SUBMISSION_JUDGE``: a judge name; its newest
-    version is used)."""
-    name = settings.SUBMISSION_JUDGE
+def submission_study(study=None) -> Study:
+    """The study a submission goes to: a Study, an id, or None (the default study)."""
+    return study if isinstance(study, Study) else Study.objects.get(pk=study_pk(study))
+
+
+def submission_judge(study=None) -> Judge:
+    """The study's judge for submissions (its ``submission_judge``, else ``SUBMISSION_JUDGE``:
+    a judge name; its newest version is used)."""
+    name = submission_study(study).effective_submission_judge()
     judge = Judge.objects.filter(name=name).order_by("-pk").first() if name else None
     if judge is None:
         raise SubmissionRefused("Submissions are closed: no judge is configured for them "
-                                "(SUBMISSION_JUDGE).")
+                                "(the study's submission judge, or SUBMISSION_JUDGE).")
     if judge.kind not in (Judge.Kind.PAIRWISE, Judge.Kind.PAIRWISE_REFERENCE,
                           Judge.Kind.PAIRWISE_VLM):
         raise SubmissionRefused(f"Submissions are closed: judge {name!r} is not a single-turn "
@@ -70,22 +82,22 @@ def _check_name(name: str) -> str:
     return name
 
 
-def _line_models(name: str) -> list[EvalModel]:
-    """The models of the line ``name`` in any letter case, oldest first: the submitted
+def _line_models(name: str, study: Study) -> list[EvalModel]:
+    """The study's models of the line ``name`` in any letter case, oldest first: the submitted
     versions, and a model an admin added under the bare name or as ``<name> v<k>``."""
-    near = (EvalModel.objects.in_study().filter(Q(submission__name__iexact=name) | Q(name__iexact=name)
+    near = (EvalModel.objects.in_study(study).filter(Q(submission__name__iexact=name) | Q(name__iexact=name)
                                      | Q(name__istartswith=f"{name} v"))
             .select_related("submission").order_by("pk"))
     return [m for m in near if hasattr(m, "submission") or m.name.casefold() == name.casefold()
             or m.name[len(name) + 2:].isdigit()]
 
 
-def _check_line_owner(name: str, submitter) -> tuple[str, object]:
+def _check_line_owner(name: str, submitter, study: Study) -> tuple[str, object]:
     """A model line belongs to whoever started it (its oldest model's owner); only they or an
     admin may add a version. A line without an owner (an admin added it, or its owner's
     account is gone) only an admin may extend. Returns the line's spelling and owner; the
     refusal never names the owner."""
-    line = _line_models(name)
+    line = _line_models(name, study)
     if not line:
         return name, submitter
     first = line[0]
@@ -99,15 +111,16 @@ def _check_line_owner(name: str, submitter) -> tuple[str, object]:
                             "choose another name.")
 
 
-def _check_quota(submitter) -> None:
+def _check_quota(submitter, study: Study) -> None:
     if Submission.objects.filter(submitter=submitter, status__in=IN_FLIGHT).exists():
         raise SubmissionRefused("You already have a submission being judged; wait for it to "
                                 "finish (or ask an admin to withdraw it).")
     since = timezone.now() - timedelta(days=1)
-    recent = Submission.objects.filter(submitter=submitter, created_at__gte=since).count()
-    if recent >= settings.SUBMISSIONS_PER_DAY:
-        raise SubmissionRefused(f"At most {settings.SUBMISSIONS_PER_DAY} submissions per day; "
-                                "try again tomorrow.")
+    recent = Submission.objects.filter(submitter=submitter, study=study,
+                                       created_at__gte=since).count()
+    per_day = study.effective_submissions_per_day()
+    if recent >= per_day:
+        raise SubmissionRefused(f"At most {per_day} submissions per day; try again tomorrow.")
 
 
 def _one_prediction_rows(rows: list[dict], model_name: str) -> list[dict]:
@@ -128,8 +141,9 @@ def _one_prediction_rows(rows: list[dict], model_name: str) -> list[dict]:
     return out
 
 
-def _pair_with_reference(responses: list[Response], rnd: random.Random) -> list[Comparison]:
-    reference = EvalModel.objects.in_study().filter(is_reference=True).first()
+def _pair_with_reference(responses: list[Response], rnd: random.Random,
+                         study: Study) -> list[Comparison]:
+    reference = EvalModel.objects.in_study(study).filter(is_reference=True).first()
     if reference is None:
         return []
     refs = {r.instance_id: r for r in Response.objects.filter(
@@ -143,25 +157,28 @@ SUBMISSION_CAP = MoneyField.of_column(JudgeRun, "budget", "per-submission cap (S
                                      limit_setting="MAX_JUDGE_BUDGET_USD")
 
 
-def submission_cap() -> Decimal:
-    """``SUBMISSION_BUDGET_CAP`` as the run budget it becomes; a value no run could take
-    (NaN, above ``MAX_JUDGE_BUDGET_USD``) closes submissions with that reason."""
+def submission_cap(study=None) -> Decimal:
+    """The study's cap (else ``SUBMISSION_BUDGET_CAP``) as the run budget it becomes; a value
+    no run could take (NaN, above ``MAX_JUDGE_BUDGET_USD``) closes submissions with that
+    reason."""
     try:
-        return SUBMISSION_CAP.parse(settings.SUBMISSION_BUDGET_CAP)
+        return SUBMISSION_CAP.parse(submission_study(study).effective_submission_budget_cap())
     except ValidationError as exc:
         raise SubmissionRefused(f"Submissions are closed: {exc.messages[0]}") from exc
 
 
 def submission_create(*, submitter, name: str, file_name: str, data: bytes,
-                      human_eval: bool = False) -> Submission:
+                      human_eval: bool = False, study=None) -> Submission:
     """Take a predictions file (VisIT-Bench submission CSV or JSONL) for a new model version
-    and queue its automatic judge run; raises ``SubmissionRefused`` (nothing written)."""
-    judge = submission_judge()
-    cap = submission_cap()
-    name, owner = _check_line_owner(_check_name(name), submitter)
+    in ``study`` (None: the default study) and queue its automatic judge run; raises
+    ``SubmissionRefused`` (nothing written)."""
+    study = submission_study(study)
+    judge = submission_judge(study)
+    cap = submission_cap(study)
+    name, owner = _check_line_owner(_check_name(name), submitter, study)
     if len(data) > settings.SUBMISSION_MAX_BYTES:
         raise SubmissionRefused(f"The file is larger than {settings.SUBMISSION_MAX_BYTES:,} bytes.")
-    _check_quota(submitter)
+    _check_quota(submitter, study)
     try:
         rows = rows_from_upload(file_name, data)
     except RowError as exc:
@@ -170,7 +187,8 @@ def submission_create(*, submitter, name: str, file_name: str, data: bytes,
         raise SubmissionRefused(f"At most {settings.SUBMISSION_MAX_ROWS:,} rows per submission.")
     try:
         with transaction.atomic():
-            return _create(judge, submitter, owner, name, file_name, rows, human_eval, cap)
+            return _create(study, judge, submitter, owner, name, file_name, rows, human_eval,
+                           cap)
     except ImportRejected as exc:
         raise SubmissionRefused(str(exc)) from exc
     except IntegrityError as exc:  # a concurrent submission of this user, or of this version
@@ -178,37 +196,40 @@ def submission_create(*, submitter, name: str, file_name: str, data: bytes,
                                 "wait for it to finish.") from exc
 
 
-def _create(judge, submitter, owner, name, file_name, rows, human_eval, cap) -> Submission:
-    # Two submissions of one name at once: the (name, version) constraint refuses the second.
-    version = (Submission.objects.filter(name=name).aggregate(v=Max("version"))["v"] or 0) + 1
+def _create(study, judge, submitter, owner, name, file_name, rows, human_eval, cap) -> Submission:
+    # Two submissions of one name at once: the (study, name, version) constraint refuses the
+    # second.
+    version = (Submission.objects.filter(study=study, name=name)
+               .aggregate(v=Max("version"))["v"] or 0) + 1
     model_name = f"{name} v{version}"
-    if EvalModel.objects.in_study().filter(name=model_name).exists():
+    if EvalModel.objects.in_study(study).filter(name=model_name).exists():
         raise SubmissionRefused(f"A model named {model_name!r} already exists; choose another name.")
     # The line's owner, also when an admin adds the version; who submitted is the Submission's.
     model = EvalModel.objects.create(name=model_name, version=str(version), owner=owner,
-                                     notes="Public submission")
-    report = predictions_import_rows(_one_prediction_rows(rows, model_name), skip_unmatched=True)
+                                     notes="Public submission", study=study)
+    report = predictions_import_rows(_one_prediction_rows(rows, model_name), skip_unmatched=True,
+                                     study=study)
     if not report.responses:
         raise SubmissionRefused("No row matched an instance of the benchmark: "
                                 + "; ".join(report.unmatched[:5]))
     rnd = random.Random(f"{model_name}:{len(rows)}")
-    comparisons = _pair_with_reference(report.responses, rnd)
+    comparisons = _pair_with_reference(report.responses, rnd, study)
     if not comparisons:
         raise SubmissionRefused("None of the matched instances has a verified reference to "
                                 "judge against.")
     items = [c.uuid for c in comparisons]
-    estimate = judge_estimate(judge=judge, item_uuids=items)
+    estimate = judge_estimate(judge=judge, item_uuids=items, study=study)
     if estimate.cost > cap:
         raise SubmissionRefused(f"Judging this submission would cost about ${estimate.cost:.2f}, "
-                                f"over this deployment's cap of ${cap:.2f} per submission.")
+                                f"over this study's cap of ${cap:.2f} per submission.")
     submission = Submission.objects.create(
-        submitter=submitter, name=name, version=version,
+        study=study, submitter=submitter, name=name, version=version,
         model=model, file_name=file_name[-200:],
         rows=len(rows), responses=len(report.responses), unmatched=report.unmatched[:500],
         estimated_cost=estimate.cost, human_eval_requested=human_eval)
     submission.run = judge_run_start(judge=judge, item_uuids=items, budget=cap,
                                      created_by=f"submission {submission.uuid}",
-                                     estimate=estimate)
+                                     estimate=estimate, study=study)
     submission.save(update_fields=["run"])
     return submission
 
@@ -270,7 +291,8 @@ def submission_human_batch_create(submission: Submission, *, seed: int = 0):
     with transaction.atomic():
         comparisons = Comparison.objects.bulk_create(comparisons)
         batch = comparison_batch_create(
-            comparisons=comparisons, title=f"Human evaluation: {submission.model.name}")
+            comparisons=comparisons, title=f"Human evaluation: {submission.model.name}",
+            study=submission.study)
         Submission.objects.filter(pk=submission.pk).update(human_batch=batch)
     submission.refresh_from_db()
     return batch

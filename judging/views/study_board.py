@@ -1,6 +1,7 @@
 """A study's read-only leaderboard, ``/s/<slug>/board/``: anyone may read a public study's,
 members a private one's (others get a 404). Pairwise ratings and mean scores with their 95 %
-CIs, provisional models marked, and the win rate against the reference per category; from
+CIs, provisional models marked, the signed-in submitter's own models' rows and ranks first,
+and the win rate against the reference per category; from
 ``judging.rating_cache`` like the analysts' boards (each entry keyed by the study too)."""
 from django.http import Http404
 from django.shortcuts import render
@@ -11,6 +12,7 @@ from studies.selectors import studies_visible_to
 from .. import rating_cache, thin_data
 from ..leaderboards import category_win_rates
 from ..selectors import HUMAN, UnknownSplit, submitted_model_names
+from ..submissions.selectors import my_model_names, my_rows
 from .leaderboard import ROUNDS, _params
 
 
@@ -23,6 +25,7 @@ def study_board(request, study):
     except UnknownSplit as exc:
         raise Http404(str(exc)) from exc
     judge, votes = params["judge"], {k: params[k] for k in ("exclude_blocked", "include_trial")}
+    mine = my_model_names(request.user, study)
     categories = rating_cache.get_or_compute(
         "categories", lambda: category_win_rates(judge, study=study, **votes), source=judge,
         study=study, **votes)
@@ -33,6 +36,8 @@ def study_board(request, study):
         "splits": ["all"] + [f"category:{c}" for c in shown["categories"]],
         "categories": _category_rows(categories), "rounds": ROUNDS,
         "submitted": submitted_model_names(study), "clip_note": thin_data.CLIP_NOTE,
+        # A submitter finds their own models' rows and ranks first (and marked in the table).
+        "mine": mine, "my_rows": my_rows(shown["board"].rows, mine),
         "provisional_note": thin_data.provisional_note(shown["board"].min_matches)})
 
 

@@ -50,7 +50,7 @@ class TestSubmissionCap:
                                            data=_jsonl(bench["instances"][:1]))
         except SubmissionRefused as exc:
             assert _counts() == before
-            if "over this deployment's cap" not in exc.messages[0]:
+            if "over this study's cap" not in exc.messages[0]:
                 check_refusal(exc, "SUBMISSION_BUDGET_CAP")
             return
         run = JudgeRun.objects.get(pk=submission.run_id)

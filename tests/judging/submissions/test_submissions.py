@@ -102,7 +102,7 @@ def test_bad_files_are_refused_and_write_nothing(bench):
 def test_the_cost_cap_refuses_before_anything_is_stored(bench, settings):
     settings.SUBMISSION_BUDGET_CAP = 0.000001
     before = _counts()
-    with pytest.raises(SubmissionRefused, match=r"over this deployment's cap of \$0\.00"):
+    with pytest.raises(SubmissionRefused, match=r"over this study's cap of \$0\.00"):
         submission_create(submitter=_submitter(), name="Pricey", file_name="p.jsonl",
                           data=_jsonl(bench["instances"]))
     assert _counts() == before
