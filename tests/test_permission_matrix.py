@@ -189,6 +189,7 @@ EXPECTED = {
     "console:launch": ("GET", {"batch_uuid": "batch"}, ADMIN_PAGE),
     "console:review": ("GET", {"batch_uuid": "batch"}, ADMIN_PAGE),
     "console:block": ("GET", {"batch_uuid": "batch"}, dict(ADMIN_PAGE, admin=404)),  # no ?worker
+    "console:results": ("GET", {"batch_uuid": "batch", "fmt": "csv"}, ADMIN_PAGE),
     "console:money": ("GET", {"batch_uuid": "batch"}, ADMIN_PAGE),
     "console:money_approve": ("POST", {"batch_uuid": "batch"}, _post_only(ADMIN_PAGE)),
     "console:money_bonus": ("POST", {"batch_uuid": "batch"}, _post_only(ADMIN_PAGE)),

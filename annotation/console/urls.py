@@ -11,6 +11,7 @@ urlpatterns = [
     path("new/sample/", views.batch_upload_sample, name="upload_sample"),
     path("<uuid:batch_uuid>/", views.batch_detail, name="batch"),
     path("<uuid:batch_uuid>/status/", views.batch_status, name="status"),
+    path("<uuid:batch_uuid>/results.<str:fmt>", views.batch_results, name="results"),
     path("<uuid:batch_uuid>/images/", views.batch_images, name="images"),
     path("<uuid:batch_uuid>/preview/<int:position>/", views.task_preview, name="preview"),
     path("<uuid:batch_uuid>/launch/", views.batch_launch_page, name="launch"),

@@ -153,8 +153,9 @@ def local_payouts_due(batch: Batch, *, worker: Worker | None = None) -> list[Pay
     payouts = LocalPayout.objects.filter(batch=batch)
     if worker is not None:
         payouts = payouts.filter(worker=worker)
-    paid = dict(payouts.values("worker_id").annotate(total=Sum("amount"))
-                .values_list("worker_id", "total").order_by())
+    paid = {key: cents(total) for key, total in  # SQLite sums decimals as floats
+            payouts.values("worker_id").annotate(total=Sum("amount"))
+            .values_list("worker_id", "total").order_by()}
     workers = Worker.objects.select_related("user").in_bulk(set(lines) | set(paid))
     due = []
     for key, person in workers.items():

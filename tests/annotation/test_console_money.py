@@ -169,3 +169,19 @@ def test_on_mechanical_turk_approving_pays_and_a_failed_bonus_is_sent_again(
     assert bonus.status == "paid"
     assert _money(admin_client_, batch).context["paid"] == D("2.40")  # + 1.00 + 0.20 fee
     assert _owed(admin_client_, batch)["W1"]["owed_usd"] == "0.00"
+
+
+def test_the_batch_page_downloads_results_with_their_inputs(admin_client_):
+    batch = make_batch(2, n=1)
+    (worker,) = make_workers(1)
+    _answers(batch, worker, 2, "B")
+    page = admin_client_.get(_url("batch", batch)).content.decode()
+    link = reverse("console:results", args=[batch.uuid, "csv"])
+    assert f'href="{link}"' in page and 'id="money-link"' in page
+    body = b"".join(admin_client_.get(link).streaming_content).decode()
+    rows = list(csv.DictReader(io.StringIO(body)))
+    assert [row["answer.choice"] for row in rows] == ["B", "B"]
+    assert {row["input.instruction"] for row in rows} == {
+        "Describe what is unusual in image 1.", "Describe what is unusual in image 2."}
+    assert admin_client_.get(reverse("console:results", args=[batch.uuid, "xls"])
+                             ).status_code == 404
