@@ -4,9 +4,11 @@ budget, and payment — approving pays on Mechanical Turk (a Stubbed client), a 
 payouts are recorded once per worker ("mark paid"), with the CSV of what is owed."""
 import csv
 import io
+import threading
 from decimal import Decimal
 
 import pytest
+from django.db import connection, connections
 from django.urls import reverse
 
 from annotation.engine.services.claims import task_claim_next
@@ -185,3 +187,32 @@ def test_the_batch_page_downloads_results_with_their_inputs(admin_client_):
         "Describe what is unusual in image 1.", "Describe what is unusual in image 2."}
     assert admin_client_.get(reverse("console:results", args=[batch.uuid, "xls"])
                              ).status_code == 404
+
+
+def test_eight_admins_marking_one_worker_paid_at_once_record_one_payout():
+    """The worker's row is locked while the amount is computed and written (PostgreSQL)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("row locks need PostgreSQL (make test starts one)")
+    batch = make_batch(2, n=1, reward=D("0.30"))
+    (worker,) = make_workers(1)
+    _answers(batch, worker, 2)
+    Assignment.objects.filter(batch=batch).update(status="approved")
+    barrier, results, errors = threading.Barrier(8), [], []
+
+    def pay():
+        try:
+            barrier.wait()
+            results.append(local_payout_record(batch, worker, actor="racer"))
+        except Exception as exc:  # surfaced to the main thread
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=pay) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    assert sum(result is not None for result in results) == 1
+    assert list(LocalPayout.objects.values_list("amount", flat=True)) == [D("0.60")]
