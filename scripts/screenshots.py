@@ -49,7 +49,8 @@ def log_in(page: Page, username: str, password: str) -> None:
 def settle(page: Page) -> None:
     """Wait until the page's images are decoded (plots are rendered by the server)."""
     page.wait_for_load_state("networkidle")
-    page.wait_for_function("() => [...document.images].every((i) => i.complete)")
+    page.wait_for_function("() => [...document.images].every((i) => i.complete || "
+                           "i.loading === 'lazy')")  # a lazy image below the fold never loads
 
 
 def shoot(page: Page, out: Path, name: str, max_kb: int) -> Path:
@@ -73,6 +74,11 @@ def small_png(data: bytes, max_kb: int) -> bytes:
 
 def annotator(page: Page, shot) -> None:
     shot("annotator-home")  # available work
+    start = page.locator("a.start").first
+    if start.count():
+        start.click()  # a task (holds it for the lease; nothing is submitted)
+        page.wait_for_selector("#hit-form")
+        shot("annotator-task")
     page.click("nav >> text=My work")
     shot("annotator-my-work")
 
@@ -93,6 +99,15 @@ def analyst(page: Page, shot) -> None:
 
 def admin(page: Page, shot) -> None:
     shot("admin-dashboard")
+    page.goto("/batches/")
+    shot("admin-batches")
+    links = page.locator("#batch-table tbody td > a")  # newest first: the demo's first is last
+    batch = links.last.get_attribute("href") if links.count() else None
+    if batch:
+        for name, suffix in (("admin-batch", ""), ("admin-review", "review/"),
+                             ("admin-money", "money/")):
+            page.goto(batch + suffix)
+            shot(name)
 
 
 def page_link(page: Page, start: str, selector: str) -> str | None:

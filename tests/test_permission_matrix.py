@@ -201,6 +201,14 @@ EXPECTED = {
     "console:launch": ("GET", {"batch_uuid": "batch"}, ADMIN_PAGE),
     "console:review": ("GET", {"batch_uuid": "batch"}, ADMIN_PAGE),
     "console:block": ("GET", {"batch_uuid": "batch"}, dict(ADMIN_PAGE, admin=404)),  # no ?worker
+    "console:results": ("GET", {"batch_uuid": "batch", "fmt": "csv"}, ADMIN_PAGE),
+    "console:money": ("GET", {"batch_uuid": "batch"}, ADMIN_PAGE),
+    "console:money_approve": ("POST", {"batch_uuid": "batch"}, _post_only(ADMIN_PAGE)),
+    "console:money_bonus": ("POST", {"batch_uuid": "batch"}, _post_only(ADMIN_PAGE)),
+    "console:money_bonus_retry": ("POST", {"batch_uuid": "batch", "bonus_uuid": ANY_UUID},
+                                  _post_only(ADMIN_PAGE)),
+    "console:money_payout": ("POST", {"batch_uuid": "batch"}, _post_only(ADMIN_PAGE)),
+    "console:money_export": ("GET", {"batch_uuid": "batch"}, ADMIN_PAGE),
     # "/" sends each signed-in role to its own home, anonymous visitors to sign in.
     # (a member of a study without a deployment-wide role: to the list of their studies)
     "annotation:home": ("GET", {}, dict({role: "redirect" for role in ROLES}, anonymous="login")),

@@ -62,3 +62,27 @@ class BlockForm(forms.Form):
         if not reason:
             raise forms.ValidationError("A block needs a reason the worker can read.")
         return reason
+
+
+class BonusForm(forms.Form):
+    """A bonus to one worker of the batch. ``key`` is drawn when the page is drawn, so a double
+    submit of one form pays once while a second bonus from a fresh page is a new one."""
+
+    worker = forms.ChoiceField(label="Worker")
+    amount = forms.CharField(max_length=12, label="Amount (USD)")
+    reason = forms.CharField(max_length=500, label="Reason (the worker reads it)",
+                             error_messages={"required": "A bonus needs a reason the worker "
+                                                         "can read."})
+    key = forms.CharField(max_length=64, widget=forms.HiddenInput())
+
+    def __init__(self, *args, workers, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["worker"].choices = workers
+
+
+class PayoutForm(forms.Form):
+    """"Mark paid" for one worker of a local batch (or, with ``worker=all``, everyone owed)."""
+
+    worker = forms.CharField(max_length=36)
+    reference = forms.CharField(max_length=200, required=False,
+                                label="Payment reference (for your books)")

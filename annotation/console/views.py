@@ -16,6 +16,7 @@ from annotation.core.permissions import admin_required
 from annotation.engine import upload_help
 from annotation.engine.admin import SAMPLE_TYPES
 from annotation.engine.hit_types import all_hit_types, get_hit_type
+from annotation.engine.results import FORMATS, results_response
 from annotation.engine.services.batches import batch_set_status
 from annotation.engine.services.uploads import UploadRefused, batch_check_images, batch_upload
 from annotation.engine.views import render_task
@@ -54,7 +55,7 @@ def batch_detail(request, batch_uuid):
     tasks = batch.tasks.order_by("position").only("uuid", "position", "is_gold")[:TASKS_SHOWN]
     return render(request, "annotation/console/batch_detail.html", {
         "batch": batch, "s": summary, "costs": batch_costs(batch), "tasks": tasks,
-        "task_count": batch.tasks.count(), "status_form": StatusForm()})
+        "task_count": batch.tasks.count(), "status_form": StatusForm(), "formats": FORMATS})
 
 
 @admin_required
@@ -93,6 +94,15 @@ def batch_images(request, batch_uuid):
     else:
         messages.success(request, "Every image URL of this batch shows an image.")
     return redirect("console:batch", batch.uuid)
+
+
+@admin_required
+@require_GET
+def batch_results(request, batch_uuid, fmt):
+    """The batch's results (one row per answer, with the task's ``input.*`` columns)."""
+    if fmt not in FORMATS:
+        raise Http404("Unknown results format.")
+    return results_response([_batch(batch_uuid)], fmt)
 
 
 # --- upload wizard -----------------------------------------------------------------------------

@@ -70,7 +70,10 @@ class BatchUploadForm(forms.Form):
     hit_type = forms.ChoiceField(choices=(), label="HIT type")
     title = forms.CharField(max_length=200)
     description = forms.CharField(max_length=500, required=False)
-    instructions = forms.CharField(widget=forms.Textarea, required=False)
+    instructions = forms.CharField(
+        widget=forms.Textarea, required=False,
+        help_text="Markdown: **bold**, lists, links and example images as "
+                  "![what it shows](https://…); raw HTML is shown as text.")
     provider = forms.ChoiceField(
         choices=Worker.Provider.choices, initial=Worker.Provider.LOCAL,
         help_text="Where the workers come from. Publish on a marketplace afterwards from "

@@ -18,6 +18,7 @@ from annotation.models.engine import (
 )
 from annotation.providers.models import (  # marketplace-side records, in the providers room
     Bonus,
+    LocalPayout,
     MarketplaceBatch,
     ProlificHookEvent,
     ProviderAction,
@@ -36,6 +37,7 @@ __all__ = [
     "Instance",
     "InstanceImage",
     "InstructionFamily",
+    "LocalPayout",
     "Qualification",
     "QualificationGrant",
     "ScoreRubric",

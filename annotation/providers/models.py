@@ -165,6 +165,30 @@ class Bonus(models.Model):
         return f"${self.amount} to {self.worker} ({self.status})"
 
 
+class LocalPayout(models.Model):
+    """Money paid to a worker of a local batch outside this system (a bank transfer, a gift
+    card …), recorded by the admin: this system moves no money for local accounts, so this
+    record is what turns "owed" into "paid" (``services/payouts.py``)."""
+
+    uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    batch = models.ForeignKey(Batch, on_delete=models.PROTECT, related_name="local_payouts")
+    worker = models.ForeignKey(Worker, on_delete=models.PROTECT, related_name="local_payouts")
+    amount = models.DecimalField(max_digits=10, decimal_places=2)
+    reference = models.CharField(max_length=200, blank=True,
+                                 help_text="The transfer's reference, for your books")
+    actor = models.CharField(max_length=150, blank=True)
+    paid_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="local_payout_positive"),
+        ]
+        indexes = [models.Index(fields=["batch", "worker"])]
+
+    def __str__(self) -> str:
+        return f"${self.amount} paid to {self.worker} for {self.batch}"
+
+
 class QualificationPush(models.Model):
     """A local qualification grant (or revocation) mirrored onto a marketplace."""
 

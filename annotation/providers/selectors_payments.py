@@ -12,12 +12,13 @@ Rejected work costs nothing and is only counted. Two queries, whatever the size.
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db.models import Count
+from django.db.models import Count, Sum
 
+from annotation.engine.selectors_workers import worker_display
 from annotation.models import Assignment, Batch, Worker
 from annotation.providers.base import get_provider
 from annotation.providers.costs import ZERO, cents
-from annotation.providers.models import Bonus
+from annotation.providers.models import Bonus, LocalPayout
 
 S = Assignment.Status
 
@@ -61,7 +62,6 @@ class PaymentLine:
 class PaymentsOverview:
     lines: list[PaymentLine]
     total: PaymentLine
-
 
 
 def payments_overview(*, batch: Batch | None = None, worker: Worker | None = None,
@@ -127,3 +127,41 @@ def _person(row) -> str:
     if row["worker__provider"] == Worker.Provider.LOCAL and row["worker__user__username"]:
         return row["worker__user__username"]
     return f"{row['worker__external_id']} ({Worker.Provider(row['worker__provider']).label})"
+
+
+@dataclass
+class PayoutDue:
+    """What one worker of a local batch earned (approved rewards and bonuses), what the admin
+    recorded as paid outside this system (``LocalPayout``), and the difference."""
+
+    worker: Worker
+    person: str
+    approved: int
+    earned: Decimal
+    paid: Decimal
+
+    @property
+    def outstanding(self) -> Decimal:
+        return self.earned - self.paid
+
+
+def local_payouts_due(batch: Batch, *, worker: Worker | None = None) -> list[PayoutDue]:
+    """Per worker of a local batch (or just ``worker``), by name: earned, paid, outstanding.
+    Three queries, whatever the size."""
+    lines = {line.key: line for line in
+             payments_overview(batch=batch, worker=worker, by="worker").lines}
+    payouts = LocalPayout.objects.filter(batch=batch)
+    if worker is not None:
+        payouts = payouts.filter(worker=worker)
+    paid = {key: cents(total) for key, total in  # SQLite sums decimals as floats
+            payouts.values("worker_id").annotate(total=Sum("amount"))
+            .values_list("worker_id", "total").order_by()}
+    workers = Worker.objects.select_related("user").in_bulk(set(lines) | set(paid))
+    due = []
+    for key, person in workers.items():
+        line = lines.get(key)
+        due.append(PayoutDue(
+            worker=person, person=line.title if line else worker_display(person),
+            approved=line.counts.get(S.APPROVED, 0) if line else 0,
+            earned=line.owed.total if line else ZERO, paid=paid.get(key, ZERO)))
+    return sorted(due, key=lambda d: (d.person, d.worker.pk))

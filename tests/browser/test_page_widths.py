@@ -1,6 +1,10 @@
 """No annotator page is wider than its window: a task page of every rating HIT type fits a
-390 px phone, and the annotator's pages (available work, my work, a task) fit a 1,280 px
-window. A failure names the elements that stick out."""
+390 px phone (also with Markdown instructions holding an example image and a table), and the
+annotator's pages (available work, my work, a task) fit a 1,280 px window; so do the admin's
+batch pages (list, batch, review, money, launch). A failure names the elements that stick
+out."""
+from decimal import Decimal
+
 import pytest
 from django.urls import reverse
 
@@ -8,7 +12,9 @@ from annotation.engine.services.batches import batch_create_from_rows, batch_set
 from annotation.engine.services.claims import task_claim_next
 from annotation.engine.services.submissions import assignment_submit
 from annotation.engine.services.workers import worker_for_user
-from annotation.models import Batch
+from annotation.models import Assignment, Batch, Worker
+from annotation.providers.services import worker_bonus
+from tests.factories import make_batch, make_workers
 from tests.support.homes import INLINE_ROWS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -78,3 +84,42 @@ def test_the_annotators_pages_fit_1280_px(page_for, alice, live_server):
         _check_width(page, DESKTOP["width"])
     page.goto(reverse("annotation:available"))
     _check_width(page, DESKTOP["width"])
+
+
+def test_markdown_instructions_with_an_image_and_a_table_fit_a_390_px_phone(
+        page_for, alice, live_server):
+    batch = _batch("pairwise_ab", live_server)
+    image = f"{live_server.url}/static/judging/samples/scene-3.png"
+    table = "| " + " | ".join(f"column {i} {LONG_WORD}" for i in range(6)) + " |\n" + \
+        "|---" * 6 + "|\n" + "| " + " | ".join("x" for _ in range(6)) + " |"
+    Batch.objects.filter(pk=batch.pk).update(
+        instructions=f"A good answer:\n\n![example]({image})\n\n{table}\n\n{LONG_WORD}")
+    page = page_for(alice, viewport=PHONE)
+    page.goto(reverse("annotation:batch_next", args=[batch.uuid]))
+    page.wait_for_selector(".instructions img.example-image")
+    _check_width(page, PHONE["width"])
+
+
+def test_the_admins_batch_pages_fit_1280_px(page_for, admin):
+    local = make_batch(3, n=2, budget=Decimal("20"))
+    Batch.objects.filter(pk=local.pk).update(title=f"Local {LONG_WORD}"[:200])
+    mturk = make_batch(1, n=1, provider="mturk", budget=Decimal("5"), activate=False)
+    for worker in make_workers(2):
+        Worker.objects.filter(pk=worker.pk).update(external_id=f"w-{LONG_WORD}"[:120]
+                                                   + str(worker.pk))
+        for _ in range(2):
+            lease = task_claim_next(batch=local, worker=Worker.objects.get(pk=worker.pk))
+            assignment_submit(assignment=lease, data={"choice": "A"})
+    first = Assignment.objects.filter(batch=local).select_related("batch", "worker").first()
+    Assignment.objects.filter(pk=first.pk).update(status="approved")
+    first.status = "approved"
+    worker_bonus(first, amount="0.25", reason=f"Careful work {LONG_WORD}")
+    page = page_for(admin, viewport=DESKTOP)
+    for url in (reverse("console:batches"), reverse("console:upload"),
+                reverse("console:batch", args=[local.uuid]),
+                reverse("console:review", args=[local.uuid]),
+                reverse("console:money", args=[local.uuid]),
+                reverse("console:money", args=[mturk.uuid]),
+                reverse("console:launch", args=[mturk.uuid])):
+        page.goto(url)
+        _check_width(page, DESKTOP["width"])

@@ -25,6 +25,7 @@ from .common import (
 )
 from .launch import batch_expire, batch_extend, batch_launch, batch_pause, batch_resume
 from .local_review import local_assignment_approve, local_assignment_reject, local_auto_approve
+from .payouts import local_payout_record
 from .prolific_hooks import HookOutcome, prolific_hook_receive
 from .review import (
     assignment_approve,
@@ -69,6 +70,7 @@ __all__ = [
     "local_assignment_approve",
     "local_assignment_reject",
     "local_auto_approve",
+    "local_payout_record",
     "prolific_arrival_claim",
     "provider_worker_block",
     "worker_block_and_reject",
