@@ -72,3 +72,11 @@ def grader_leaderboards(*, bootstrap_rounds: int = 200,
     differ (rubric 1–5, direct 0–10)."""
     return [(name, score_leaderboard_build(name, bootstrap_rounds=bootstrap_rounds, seed=seed))
             for name in graders_with_grades()]
+
+
+def judge_named(name: str, version: str | None = None) -> Judge | None:
+    """The judge called ``name``: that ``version``, else its newest one (None: no such judge)."""
+    judges = Judge.objects.filter(name=name)
+    if version:
+        judges = judges.filter(version=version)
+    return judges.order_by("-created_at").first()
