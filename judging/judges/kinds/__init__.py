@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from pathlib import Path
 from typing import Any, ClassVar
 
 
@@ -38,6 +39,15 @@ class JudgeKind:
     demo_name: ClassVar[str] = ""
     #: Whether that stand-in sends the images.
     demo_sends_images: ClassVar[bool] = False
+    #: Where the kind's prompt files are when not in ``judges/prompts/`` (a kind kept
+    #: outside this app); a judge's ``template_overrides`` still win.
+    prompts_dir: ClassVar[Path | None] = None
+
+    def template(self, name: str, judge):
+        """The prompt template ``name`` as this judge sends it (its override, else the file)."""
+        from ..templates import load_template
+
+        return load_template(name, judge.template_overrides, self.prompts_dir)
 
     # -- items
     def candidates(self, study_id: int):

@@ -22,7 +22,6 @@ from ..plans import (
     sends_images,
     turn_judgments,
 )
-from ..templates import load_template
 from . import register
 from .shapes import GradeParser, GradingKind, direct_grade
 
@@ -61,7 +60,7 @@ class Direct(GradingKind):
         instance = response.instance
         if not instance.reference_output:
             raise PlanError(f"instance {instance.uuid} has no reference output")
-        template = load_template("direct_grade", judge.template_overrides)
+        template = self.template("direct_grade", judge)
         images = image_urls(instance) if sends_images(judge) else []
         messages = template.render(image_context=image_context(instance),
                                    instruction=instance.instruction,
@@ -79,8 +78,8 @@ class Direct(GradingKind):
                                         "the reference").replace(" response from the reference",
                                                                  " high quality reference")
         context = image_context(instance)
-        turn_tpl = load_template("direct_turn", judge.template_overrides)
-        overall_tpl = load_template("direct_overall", judge.template_overrides)
+        turn_tpl = self.template("direct_turn", judge)
+        overall_tpl = self.template("direct_overall", judge)
         wanted = judged_turns(side)
         scores: dict[str, list[Outcome]] = {str(t): [] for t in wanted} | {"overall": []}
         for s in range(judge.k):

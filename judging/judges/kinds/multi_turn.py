@@ -18,7 +18,6 @@ from ..plans import (
     render_conversation,
     turn_judgments,
 )
-from ..templates import load_template
 from . import register
 from .shapes import PairwiseKind
 
@@ -54,8 +53,8 @@ class MultiTurn(PairwiseKind):
         conv_a = render_conversation(turns, side_a.turns, "Assistant A")
         conv_b = render_conversation(turns, side_b.turns, "Assistant B")
         context = image_context(instance)
-        turn_tpl = load_template("multiturn_turn", judge.template_overrides)
-        overall_tpl = load_template("multiturn_overall", judge.template_overrides)
+        turn_tpl = self.template("multiturn_turn", judge)
+        overall_tpl = self.template("multiturn_overall", judge)
         wanted = judged_turns(side_a, side_b)
         votes: dict[str, list[str]] = {str(t): [] for t in wanted} | {"overall": []}
         for s in range(judge.k):

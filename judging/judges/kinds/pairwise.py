@@ -10,7 +10,6 @@ from annotation.models import Instance
 
 from ...models import Comparison
 from ..plans import PlanError, image_context, image_urls, majority, sends_images
-from ..templates import load_template
 from . import register
 from .shapes import PairwiseKind
 
@@ -18,7 +17,7 @@ from .shapes import PairwiseKind
 class SingleTurnPairwise(PairwiseKind):
     """One prompt per ordering over a single- or multi-image instance (no conversations)."""
 
-    template: ClassVar[str]
+    prompt: ClassVar[str]  # the prompt file
     needs_reference: ClassVar[bool] = False
     judges_submissions = True
 
@@ -39,7 +38,7 @@ class SingleTurnPairwise(PairwiseKind):
         instance = comparison.instance
         a, b = comparison.response_a, comparison.response_b
         first, second = (a, b) if ordering == "AB" else (b, a)
-        template = load_template(self.template, judge.template_overrides)
+        template = self.template(self.prompt, judge)
         images = image_urls(instance) if sends_images(judge) else []
         values = {"instruction": instance.instruction, "response_a": first.text,
                   "response_b": second.text, "image_context": image_context(instance),
@@ -58,5 +57,5 @@ class Pairwise(SingleTurnPairwise):
     slug = "pairwise"
     label = "Pairwise, reference-free (captions)"
     position = 10
-    template = "pairwise_reference_free"
+    prompt = "pairwise_reference_free"
     demo_name = "Stand-in pairwise judge"

@@ -9,6 +9,6 @@ class PairwiseReference(SingleTurnPairwise):
     slug = "pairwise_reference"
     label = "Pairwise, reference-backed (captions)"
     position = 20
-    template = "pairwise_reference_backed"
+    prompt = "pairwise_reference_backed"
     needs_reference = True
     demo_name = "Stand-in reference-backed judge"

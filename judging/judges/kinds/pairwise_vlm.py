@@ -8,6 +8,6 @@ class PairwiseVlm(SingleTurnPairwise):
     slug = "pairwise_vlm"
     label = "Pairwise VLM (images sent)"
     position = 30
-    template = "pairwise_vlm"
+    prompt = "pairwise_vlm"
     always_sends_images = True
     demo_name = "Stand-in VLM judge"

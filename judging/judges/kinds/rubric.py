@@ -5,7 +5,6 @@ from __future__ import annotations
 from annotation.models import ScoreRubric
 
 from ..plans import PlanError, image_context, image_urls, mean_score, sends_images
-from ..templates import load_template
 from . import register
 from .shapes import GradeParser, GradingKind, rubric_grade
 
@@ -33,7 +32,7 @@ class Rubric(GradingKind):
         rubric: ScoreRubric | None = next(iter(instance.rubrics.all()), None)
         if rubric is None:
             raise PlanError(f"instance {instance.uuid} has no score rubric")
-        template = load_template("rubric_absolute", judge.template_overrides)
+        template = self.template("rubric_absolute", judge)
         images = image_urls(instance) if sends_images(judge) else []
         messages = template.render(
             image_context=image_context(instance), instruction=instance.instruction,

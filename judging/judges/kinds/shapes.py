@@ -61,8 +61,15 @@ class GradeParser:
     extraction_template: str = "extract_rating"
 
     def strict(self, text: str) -> tuple[str, float | None, str] | None:
+        """A grade off the scale is no strict answer: the extraction call reads it again."""
         parsed = self.strict_grade(text)
-        return ("", parsed[1], parsed[0]) if parsed else None
+        if parsed is None or not self._on_scale(parsed[1]):
+            return None
+        return "", parsed[1], parsed[0]
+
+    def _on_scale(self, score: float) -> bool:
+        low, high = self.score_range
+        return low <= score <= high and (not self.whole or score == int(score))
 
     def feedback(self, text: str) -> str:
         parsed = self.strict_grade(text)
@@ -70,8 +77,7 @@ class GradeParser:
 
     def from_extraction(self, text: str) -> tuple[str, float | None]:
         score = parse_direct_grade(text)
-        low, high = self.score_range
-        if score is None or not low <= score <= high or (self.whole and score != int(score)):
+        if score is None or not self._on_scale(score):
             return "unknown", None
         return "", score
 
