@@ -99,6 +99,12 @@ def sends_images(judge: Judge) -> bool:
     return judge.spec.always_sends_images or judge.send_images
 
 
+def shown(comparison: Comparison, ordering: str) -> tuple[Response, Response]:
+    """The comparison's responses in the order the prompt shows them ('AB' or 'BA')."""
+    a, b = comparison.response_a, comparison.response_b
+    return (a, b) if ordering == "AB" else (b, a)
+
+
 # ---------------------------------------------------------------- conversations
 
 

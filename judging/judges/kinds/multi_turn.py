@@ -16,6 +16,7 @@ from ..plans import (
     judged_turns,
     majority,
     render_conversation,
+    shown,
     turn_judgments,
 )
 from . import register
@@ -46,8 +47,7 @@ class MultiTurn(PairwiseKind):
 
     def run_unit(self, judge, comparison, ordering, caller) -> dict:
         instance = comparison.instance
-        a, b = comparison.response_a, comparison.response_b
-        first, second = (a, b) if ordering == "AB" else (b, a)
+        first, second = shown(comparison, ordering)
         side_a, side_b = conversation_for(first), conversation_for(second)
         turns = conversation_turns(instance)
         conv_a = render_conversation(turns, side_a.turns, "Assistant A")

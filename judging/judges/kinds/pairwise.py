@@ -9,7 +9,7 @@ from django.core.exceptions import ValidationError
 from annotation.models import Instance
 
 from ...models import Comparison
-from ..plans import PlanError, image_context, image_urls, majority, sends_images
+from ..plans import PlanError, image_context, image_urls, majority, sends_images, shown
 from . import register
 from .shapes import PairwiseKind
 
@@ -36,8 +36,7 @@ class SingleTurnPairwise(PairwiseKind):
 
     def run_unit(self, judge, comparison, ordering, caller) -> dict:
         instance = comparison.instance
-        a, b = comparison.response_a, comparison.response_b
-        first, second = (a, b) if ordering == "AB" else (b, a)
+        first, second = shown(comparison, ordering)
         template = self.template(self.prompt, judge)
         images = image_urls(instance) if sends_images(judge) else []
         values = {"instruction": instance.instruction, "response_a": first.text,
