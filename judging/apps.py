@@ -9,5 +9,9 @@ class JudgingConfig(AppConfig):
     def ready(self) -> None:
         from . import hits  # noqa: F401  registers the rating HIT types
         from .judges import jobs
+        from .judges.kinds import load_kinds
+        from .submissions.hooks import subscribe
 
+        load_kinds()  # each module of judges/kinds/ registers its judge kinds
         jobs.register()  # judge runs count against the job caps
+        subscribe()  # a submission follows its judge run's end

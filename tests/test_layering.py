@@ -34,11 +34,6 @@ ROOMS = {"core": 1, "models": 2, "webhooks": 3, "engine": 4, "content": 5, "peop
 TOP_LEVEL = 7  # annotation/admin.py, urls.py, api_urls.py, apps.py
 # In the models layer though not named so: migration 0015 names this validator by its path.
 MODELS_TOO = {"annotation.providers.prolific.audience"}
-# The judge layer still calls the submissions feature built on it (judges/services.py,
-# calls.py → submissions.services): branch kinds32 replaces it with a run-ended hook list.
-# Drop this entry when that lands.
-PENDING_CIRCLE = ["judging.judges.calls", "judging.judges.services", "judging.judges.tasks",
-                  "judging.submissions.services"]
 
 
 def _module(path: Path) -> str:
@@ -163,12 +158,12 @@ def _cycles(edges) -> list[list[str]]:
 
 def _allowed(component: list[str]) -> bool:
     """A Celery task module and the services it calls (and that queue it after commit); an
-    app's models modules; the one circle another branch removes."""
+    app's models modules."""
     tasks_and_services = all(
         m.endswith(".tasks") or ".services" in m or m.endswith("services") for m in component
     ) and any(m.endswith(".tasks") for m in component)
     models = all(m.endswith("models") for m in component)
-    return tasks_and_services or models or component == PENDING_CIRCLE
+    return tasks_and_services or models
 
 
 def test_no_import_circle_except_tasks_and_services():

@@ -43,14 +43,9 @@ from annotation.core.clients.llm import (
 from annotation.core.rate_limit import rate_limiter
 from annotation.core.sql import ModelColumns, savepoint_if_nested, statement_cursor
 from annotation.webhooks.services import webhook_emit
-from judging.parsers import (
-    parse_direct_grade,
-    parse_extraction,
-    parse_pairwise,
-    parse_rubric_score,
-)
 
-from .models import SCORE_RANGES, Judge, JudgeCall, JudgeRun, validate_api_key_env
+from .hooks import run_ended
+from .models import Judge, JudgeCall, JudgeRun, validate_api_key_env
 from .plans import Outcome, PlanError, run_unit
 from .templates import load_template
 
@@ -167,31 +162,6 @@ def close_clients() -> None:
         _clients.clear()
 
 
-# ---------------------------------------------------------------- parsing
-
-
-def _strict(parse: str, text: str) -> tuple[str, float | None, str] | None:
-    """(verdict, score, feedback) when the strict parser accepts ``text``."""
-    if parse == "pairwise":
-        verdict = parse_pairwise(text)
-        return (verdict, None, "") if verdict else None
-    if parse == "rubric":
-        parsed = parse_rubric_score(text)
-        return ("", float(parsed[1]), parsed[0]) if parsed else None
-    score = parse_direct_grade(text)
-    return ("", score, "") if score is not None else None
-
-
-def _from_extraction(parse: str, text: str) -> tuple[str, float | None]:
-    if parse == "pairwise":
-        return parse_extraction(text), None
-    score = parse_direct_grade(text)
-    low, high = SCORE_RANGES[parse]
-    if score is None or not low <= score <= high or (parse == "rubric" and score != int(score)):
-        return "unknown", None
-    return "", score
-
-
 # ---------------------------------------------------------------- callers
 
 
@@ -275,8 +245,9 @@ class LiveCaller:
     found: int = 0  # calls found done instead (never reset: is a look-up worth making?)
     prompts: dict = field(default_factory=dict)  # turn -> [template version, [prompt hashes]]
 
-    def call(self, template, messages, *, parse: str, turn: str, sample: int,
+    def call(self, template, messages, *, parse, turn: str, sample: int,
              images: list[str] = ()) -> Outcome:
+        """One judge call; ``parse`` is the kind's parser (``kinds.shapes``)."""
         call = self._execute(template, with_images(messages, list(images)), parse=parse,
                              turn=turn, sample=sample, purpose=JudgeCall.Purpose.JUDGE,
                              max_tokens=self.judge.max_tokens)
@@ -285,7 +256,7 @@ class LiveCaller:
             call = self._extract(call, parse)
         raw = "" if call.refused and call.parse_path == JudgeCall.ParsePath.FAILED else \
             call.raw_output
-        return Outcome(verdict=call.verdict, score=call.score, raw=raw, feedback=_feedback(call))
+        return Outcome(verdict=call.verdict, score=call.score, raw=raw, feedback=_feedback(call, parse))
 
     def start_unit(self, item: uuid.UUID, ordering: str) -> None:
         """The next unit of the batch: its calls name it, its prompts start empty."""
@@ -311,16 +282,15 @@ class LiveCaller:
             hashes.append(p_hash)
 
     # -- parsing fallback: the extraction call
-    def _extract(self, call: JudgeCall, parse: str) -> JudgeCall:
-        name = "extract_verdict" if parse == "pairwise" else "extract_rating"
-        low, high = SCORE_RANGES.get(parse, (0, 10))
-        template = load_template(name, self.judge.template_overrides)
+    def _extract(self, call: JudgeCall, parse) -> JudgeCall:
+        low, high = parse.score_range
+        template = load_template(parse.extraction_template, self.judge.template_overrides)
         messages = template.render(judge_output=call.raw_output, low=low, high=high)
-        extraction = self._execute(template, messages, parse="", turn=call.turn,
+        extraction = self._execute(template, messages, parse=None, turn=call.turn,
                                    sample=call.sample_index,
                                    purpose=JudgeCall.Purpose.EXTRACTION,
                                    max_tokens=self.judge.extraction_max_tokens)
-        verdict, score = _from_extraction(parse, extraction.raw_output)
+        verdict, score = parse.from_extraction(extraction.raw_output)
         ok = verdict in ("A", "B") or score is not None
         fields = {"parse_path": JudgeCall.ParsePath.EXTRACTION if ok else JudgeCall.ParsePath.FAILED,
                   "verdict": verdict, "score": score, "extraction_id": extraction.pk}
@@ -389,7 +359,7 @@ class LiveCaller:
                 "finished_at": timezone.now(), "error": "", "lease_expires_at": None,
                 "parse_path": "", "verdict": "", "score": None}
         if purpose == JudgeCall.Purpose.JUDGE:
-            strict = _strict(parse, text) if text else None
+            strict = parse.strict(text) if text else None
             if strict is not None:
                 done.update(parse_path=JudgeCall.ParsePath.STRICT, verdict=strict[0],
                             score=strict[1])
@@ -460,10 +430,8 @@ class LiveCaller:
 
 
 def _announce_budget_stop(run: JudgeRun) -> None:
-    from judging.submissions.services import submission_run_stopped
-
     stopped = JudgeRun.objects.select_related("judge").get(pk=run.pk)
-    submission_run_stopped(stopped, "the judge run reached its budget")
+    run_ended(stopped, finished=False, why="the judge run reached its budget")
     webhook_emit("budget.reached", {
         "what": "judge_run", "run": stopped.uuid, "judge": stopped.judge.name,
         "budget": str(stopped.budget), "cost": str(stopped.cost),
@@ -471,11 +439,11 @@ def _announce_budget_stop(run: JudgeRun) -> None:
         study=stopped.study_id)
 
 
-def _feedback(call: JudgeCall) -> str:
+def _feedback(call: JudgeCall, parse) -> str:
+    """The grade's feedback, from a strictly parsed answer only (a cached call's too)."""
     if call.score is None or call.parse_path != JudgeCall.ParsePath.STRICT:
         return ""
-    parsed = parse_rubric_score(call.raw_output)
-    return parsed[0] if parsed else ""
+    return parse.feedback(call.raw_output)
 
 
 @dataclass

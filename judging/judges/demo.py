@@ -1,4 +1,5 @@
-"""Demo judges of all six kinds, run over the demo study against a STAND-IN judge server.
+"""Demo judges, one of each kind that names one (``JudgeKind.demo_name``), run over the demo
+study against a STAND-IN judge server.
 
 The stand-in is the bundled loopback OpenAI-compatible server (``tests/support/fake_openai.py``):
 its verdicts come from a hash of the prompt and say nothing about answer quality; they only show
@@ -25,6 +26,7 @@ from ..demo import ABLATION_MODELS, CONVERSATION_SOURCE
 from ..models import Comparison, Response
 from ..services.comparisons import comparison_new
 from ..services.responses import reference_model
+from .kinds import all_kinds
 from .models import Judge, JudgeRun
 from .services import default_items, judge_run_execute, judge_run_start
 
@@ -34,12 +36,6 @@ STAND_IN_NOTE = ("STAND-IN judge: a bundled loopback server whose verdicts are d
 # make demo opens submissions against this one (scripts/demo.sh sets SUBMISSION_JUDGE): it
 # compares a submitted answer with the verified reference, as VisIT-Bench's evaluation does.
 SUBMISSION_JUDGE = "Stand-in reference-backed judge"
-KINDS = [(Judge.Kind.PAIRWISE, "Stand-in pairwise judge"),
-         (Judge.Kind.PAIRWISE_REFERENCE, "Stand-in reference-backed judge"),
-         (Judge.Kind.PAIRWISE_VLM, "Stand-in VLM judge"),
-         (Judge.Kind.MULTI_TURN, "Stand-in multi-turn judge"),
-         (Judge.Kind.RUBRIC, "Stand-in rubric judge"),
-         (Judge.Kind.DIRECT, "Stand-in direct-grading judge")]
 
 
 def _reachable(base_url: str) -> bool:
@@ -69,11 +65,13 @@ def _ablation_comparisons(rnd: random.Random) -> int:
 
 def _judges(base_url: str) -> list[Judge]:
     judges = []
-    for kind, name in KINDS:
-        judge, _ = Judge.objects.get_or_create(name=name, version="demo-1", defaults={
-            "kind": kind, "base_url": base_url, "model_name": "fake-judge-stand-in",
+    for kind in all_kinds():
+        if not kind.demo_name:
+            continue
+        judge, _ = Judge.objects.get_or_create(name=kind.demo_name, version="demo-1", defaults={
+            "kind": kind.slug, "base_url": base_url, "model_name": "fake-judge-stand-in",
             "max_tokens": 512, "concurrency": 4, "k": 1, "notes": STAND_IN_NOTE,
-            "send_images": kind == Judge.Kind.RUBRIC,
+            "send_images": kind.demo_sends_images,
             "price_in_per_1k": Decimal("0.0025"), "price_out_per_1k": Decimal("0.01")})
         judges.append(judge)
     return judges

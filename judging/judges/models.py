@@ -15,9 +15,9 @@ from django.db.models import Q
 
 from studies.models import default_study_id
 
+from .kinds import JudgeKind, KindNames, get_kind, kind_choices
+
 API_KEY_ENV = re.compile(r"^[A-Z][A-Z0-9_]*_API_KEY$")
-# The scale each grading kind asks for (parsers reject grades outside it).
-SCORE_RANGES = {"rubric": (1, 5), "direct": (0, 10)}
 
 
 def validate_api_key_env(name: str) -> None:
@@ -44,18 +44,12 @@ class Judge(models.Model):
     every call's idempotency key, so an unchanged version re-uses earlier calls for free.
     """
 
-    class Kind(models.TextChoices):
-        PAIRWISE = "pairwise", "Pairwise, reference-free (captions)"
-        PAIRWISE_REFERENCE = "pairwise_reference", "Pairwise, reference-backed (captions)"
-        PAIRWISE_VLM = "pairwise_vlm", "Pairwise VLM (images sent)"
-        MULTI_TURN = "multi_turn", "Multi-turn pairwise (per turn + overall)"
-        RUBRIC = "rubric", "Absolute rubric 1–5 (Prometheus)"
-        DIRECT = "direct", "Direct grading 0–10 (ConvBench)"
+    Kind = KindNames  # Judge.Kind.PAIRWISE == "pairwise": the registered kinds (``kinds/``)
 
     uuid = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     name = models.CharField(max_length=100, help_text="Becomes Judgment.source")
     version = models.CharField(max_length=50, default="1")
-    kind = models.CharField(max_length=24, choices=Kind.choices)
+    kind = models.CharField(max_length=24, choices=kind_choices)
     base_url = models.CharField(max_length=500, help_text="OpenAI-compatible API root, …/v1")
     model_name = models.CharField(max_length=200)
     api_key_env = models.CharField(
@@ -108,14 +102,18 @@ class Judge(models.Model):
         return f"{self.name}@{self.version}"
 
     @property
+    def spec(self) -> JudgeKind:
+        """The judge's kind (``kinds/``): what it asks, of which items, how it is stored."""
+        return get_kind(self.kind)
+
+    @property
     def is_pairwise(self) -> bool:
-        return self.kind in (self.Kind.PAIRWISE, self.Kind.PAIRWISE_REFERENCE,
-                             self.Kind.PAIRWISE_VLM, self.Kind.MULTI_TURN)
+        return self.spec.pairwise
 
     @property
     def score_range(self) -> tuple[int, int] | None:
         """(lowest, highest) grade a grading judge gives; None for pairwise kinds."""
-        return SCORE_RANGES.get(self.kind)
+        return self.spec.score_range
 
 
 class JudgeRun(models.Model):

@@ -49,3 +49,11 @@ def graders_with_grades(study=None) -> list[str]:
                                        response__instance__study_id=study_pk(study))
                .values_list("source", flat=True).distinct())
     return sorted(used)
+
+
+def judge_named(name: str, version: str | None = None) -> Judge | None:
+    """The judge called ``name``: that ``version``, else its newest one (None: no such judge)."""
+    judges = Judge.objects.filter(name=name)
+    if version:
+        judges = judges.filter(version=version)
+    return judges.order_by("-created_at").first()

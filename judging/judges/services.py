@@ -31,7 +31,6 @@ from annotation.core.jobs import admit
 from annotation.core.money import MoneyField
 from annotation.models import Instance
 from annotation.webhooks.services import webhook_emit
-from judging.parsers import combine_orderings
 from studies.models import study_pk
 
 from ..models import Comparison, Judgment, Response
@@ -44,12 +43,12 @@ from .calls import (
     close_clients,
     known_calls,
 )
+from .hooks import run_ended
 from .jobs import JUDGE_RUN, judge_run_fingerprint, run_fingerprint
 from .models import Judge, JudgeCall, JudgeRun, JudgeUnit, validate_judge_name
 from .plans import PlanError, load_items, run_unit
 
 log = logging.getLogger(__name__)
-ORDERINGS = ("AB", "BA")
 BATCH_UNITS = 32  # most units a lane claims at once (fewer as the run nears its end; 32
 # measured 1.22x ideal against 16's 1.24-1.26x in bench/judge_run.py)
 CACHED_BATCH_UNITS = 200  # claimed at once while the lane's units need no new call
@@ -71,15 +70,6 @@ class Estimate:
 # ---------------------------------------------------------------- items
 
 
-def _scope_for(judge: Judge, items: list) -> str:
-    if judge.is_pairwise:
-        return JudgeRun.Scope.COMPARISONS
-    kinds = {r.instance.kind for r in items}
-    if kinds == {Instance.Kind.CONVERSATION}:
-        return JudgeRun.Scope.CONVERSATIONS
-    return JudgeRun.Scope.RESPONSES
-
-
 def resolve_items(judge: Judge, item_uuids, study=None) -> list:
     """The comparisons (pairwise kinds) or responses (rubric/direct) of ``study`` (None: the
     default study) to judge, validated.
@@ -89,7 +79,8 @@ def resolve_items(judge: Judge, item_uuids, study=None) -> list:
     reported as missing: a run reads one study.
     """
     validate_judge_name(judge.name)
-    model = Comparison if judge.is_pairwise else Response
+    kind = judge.spec
+    model = kind.item_model()
     uuids = [str(u) for u in dict.fromkeys(str(u) for u in item_uuids)]
     if not uuids:
         raise ValidationError("no items to judge")
@@ -99,33 +90,14 @@ def resolve_items(judge: Judge, item_uuids, study=None) -> list:
         obj = found.get(u)
         if obj is None:
             raise ValidationError(f"{model.__name__.lower()} {u} does not exist")
-        is_conv = obj.instance.kind == Instance.Kind.CONVERSATION
-        if judge.kind == Judge.Kind.MULTI_TURN and not is_conv:
-            raise ValidationError(f"comparison {u}: a multi-turn judge needs a conversation")
-        if judge.kind in (Judge.Kind.PAIRWISE, Judge.Kind.PAIRWISE_REFERENCE,
-                          Judge.Kind.PAIRWISE_VLM) and is_conv:
-            raise ValidationError(f"comparison {u} is a conversation: use a multi-turn judge")
-        if judge.kind == Judge.Kind.DIRECT and is_conv and obj.turn not in (0, 1):
-            raise ValidationError(f"response {u}: grade a conversation through its turn 1")
+        kind.check_item(obj, obj.instance.kind == Instance.Kind.CONVERSATION)
     return [found[u] for u in uuids]
 
 
 def _candidates(judge: Judge, study=None):
     """Every comparison (pairwise kinds) or response (graders) of ``study`` (None: the
-    default study) the judge can take."""
-    conv = Instance.Kind.CONVERSATION
-    comparisons = Comparison.objects.filter(instance__study_id=study_pk(study))
-    if judge.kind == Judge.Kind.MULTI_TURN:
-        return comparisons.filter(instance__kind=conv)
-    if judge.is_pairwise:
-        return comparisons.exclude(instance__kind=conv)
-    responses = Response.objects.filter(model__is_reference=False,
-                                        instance__study_id=study_pk(study))
-    if judge.kind == Judge.Kind.RUBRIC:
-        return responses.filter(instance__rubrics__isnull=False, turn=0).distinct()
-    return responses.filter(turn__in=[0, 1]).exclude(
-        instance__kind=Instance.Kind.SINGLE, instance__reference_output="").exclude(
-        instance__kind=Instance.Kind.MULTI, instance__reference_output="")
+    default study) the judge can take (``JudgeKind.candidates``)."""
+    return judge.spec.candidates(study_pk(study))
 
 
 def default_items(judge: Judge, study=None) -> list:
@@ -168,7 +140,7 @@ def judge_items(judge: Judge, *, batch=None, split: str = "all", source: str = "
 
 
 def _orderings(judge: Judge) -> tuple[str, ...]:
-    return ORDERINGS if judge.is_pairwise else ("",)
+    return judge.spec.orderings()
 
 
 # ---------------------------------------------------------------- estimate / start
@@ -218,7 +190,7 @@ def judge_run_start(*, judge: Judge, item_uuids, budget: Decimal | None = None,
                 fingerprint=judge_run_fingerprint(judge.pk, [o.uuid for o in items]))):
             return JudgeRun.objects.get(pk=existing.pk)
         run = JudgeRun.objects.create(
-            judge=judge, study_id=study_pk(study), scope=_scope_for(judge, items), budget=budget,
+            judge=judge, study_id=study_pk(study), scope=judge.spec.scope(items), budget=budget,
             estimated_cost=estimate.cost, units_total=len(items) * len(orderings),
             created_by=created_by, created_at=timezone.now())
         JudgeUnit.objects.bulk_create(
@@ -302,13 +274,11 @@ def judge_run_resume(run: JudgeRun, *, budget: Decimal | None = None,
 
 def judge_run_cancel(run: JudgeRun) -> JudgeRun:
     """Stop taking new units and calls; calls in flight finish and are kept."""
-    from judging.submissions.services import submission_run_stopped
-
     JudgeRun.objects.filter(pk=run.pk, status__in=[
         JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING, JudgeRun.Status.BUDGET_STOPPED,
     ]).update(status=JudgeRun.Status.CANCELLED, finished_at=timezone.now())
     run.refresh_from_db()
-    submission_run_stopped(run, "the judge run was cancelled")
+    run_ended(run, finished=False, why="the judge run was cancelled")
     return run
 
 
@@ -435,7 +405,7 @@ def _work_batch(run: JudgeRun, units: list[JudgeUnit], caller: LiveCaller,
         try:
             item = items.get(str(unit.item))
             if item is None:
-                model = Comparison if judge.is_pairwise else Response
+                model = judge.spec.item_model()
                 raise model.DoesNotExist(f"{model.__name__} matching query does not exist.")
             unit.result = run_unit(judge, item, unit.ordering, caller)
         except RunHalted:
@@ -597,10 +567,9 @@ def _any(conditions) -> Q:
 
 def _judgment_rows(judge: Judge, item: Comparison | Response, results: dict[str, dict],
                    prompts: dict[str, dict], now) -> tuple[list[dict], str | Q]:
-    """One item's judgment rows, and which stored judgments are that item's: those whose
-    ``comparison`` or ``response`` (the column named) is the item, or those matching a Q
-    (a conversation's grades hang on its turns' responses)."""
-    rows = []
+    """One item's judgment rows (``JudgeKind.judgment_rows``), and which stored judgments are
+    that item's: those whose ``comparison`` or ``response`` (the column named) is the item, or
+    those matching a Q (a conversation's grades hang on its turns' responses)."""
 
     def judgment(turn: str, **fields) -> dict:
         version, p_hash, hashes = verdict_provenance(prompts, turn)
@@ -608,36 +577,7 @@ def _judgment_rows(judge: Judge, item: Comparison | Response, results: dict[str,
                 "meta": {"prompt_hashes": hashes} if hashes else {}, "created_at": now,
                 **fields}
 
-    if judge.is_pairwise:
-        comparison = item
-        ab, ba = results.get("AB", {}), results.get("BA", {})
-        for turn in ab:
-            choice = combine_orderings(ab.get(turn), ba.get(turn))
-            rows.append(judgment(turn, comparison=comparison, choice=choice,
-                                 feedback=f"A/B order: {ab.get(turn)}; B/A order: "
-                                          f"{ba.get(turn)} (as shown)"))
-        return rows, "comparison"
-    response = item
-    result = results[""]
-    turns = [t for t in result if t not in ("feedback", "", "overall")]
-    by_turn = {}
-    if turns:  # a conversation's per-turn grades go to that turn's response, in one read
-        for r in Response.objects.filter(
-                instance_id=response.instance_id, model_id=response.model_id,
-                condition=response.condition, turn__in=[int(t) for t in turns]
-        ).order_by("-pk"):
-            by_turn[str(r.turn)] = r
-    for turn, score in result.items():
-        if turn == "feedback":
-            continue
-        rows.append(judgment(turn, kind=Judgment.Kind.SCORE,
-                             response=by_turn.get(turn, response), score=score,
-                             feedback=result.get("feedback", "")))
-    if response.instance.kind != Instance.Kind.CONVERSATION:
-        return rows, "response"
-    return rows, Q(response__instance_id=response.instance_id,
-                   response__model_id=response.model_id,
-                   response__condition=response.condition)
+    return judge.spec.judgment_rows(item, results, judgment)
 
 
 def _maybe_finish(run: JudgeRun) -> None:
@@ -651,10 +591,8 @@ def _maybe_finish(run: JudgeRun) -> None:
 
 
 def _announce_done(run_id: int) -> None:
-    from judging.submissions.services import submission_run_finished
-
     run = JudgeRun.objects.select_related("judge").get(pk=run_id)
-    submission_run_finished(run)
+    run_ended(run, finished=True)
     webhook_emit("judge_run.done", {
         "run": run.uuid, "judge": run.judge.name, "status": run.status,
         "units_total": run.units_total, "units_done": run.units_done,

@@ -82,10 +82,12 @@ def parse_template(name: str, text: str, *, override: bool = False) -> PromptTem
 
 
 @lru_cache(maxsize=64)
-def shipped_template(name: str) -> PromptTemplate:
-    path = PROMPTS_DIR / f"{name}.txt"
+def shipped_template(name: str, directory: Path = PROMPTS_DIR) -> PromptTemplate:
+    """``name``'s file in ``prompts/`` (or in the ``directory`` a kind shipped outside this
+    app keeps its prompts in)."""
+    path = directory / f"{name}.txt"
     if not path.is_file():
-        raise TemplateError(f"no shipped template {name!r} in {PROMPTS_DIR}")
+        raise TemplateError(f"no shipped template {name!r} in {directory}")
     return parse_template(name, path.read_text(encoding="utf-8"))
 
 
@@ -93,12 +95,13 @@ def shipped_names() -> list[str]:
     return sorted(p.stem for p in PROMPTS_DIR.glob("*.txt"))
 
 
-def load_template(name: str, overrides: dict | None = None) -> PromptTemplate:
+def load_template(name: str, overrides: dict | None = None,
+                  directory: Path | None = None) -> PromptTemplate:
     """The judge's override for ``name`` when it has one, else the shipped file."""
     text = (overrides or {}).get(name)
     if text:
         return _parse_override(name, text)
-    return shipped_template(name)
+    return shipped_template(name, directory or PROMPTS_DIR)
 
 
 @lru_cache(maxsize=256)

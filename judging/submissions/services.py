@@ -64,8 +64,7 @@ def submission_judge(study=None) -> Judge:
     if judge is None:
         raise SubmissionRefused("Submissions are closed: no judge is configured for them "
                                 "(the study's submission judge, or SUBMISSION_JUDGE).")
-    if judge.kind not in (Judge.Kind.PAIRWISE, Judge.Kind.PAIRWISE_REFERENCE,
-                          Judge.Kind.PAIRWISE_VLM):
+    if not judge.spec.judges_submissions:
         raise SubmissionRefused(f"Submissions are closed: judge {name!r} is not a single-turn "
                                 "pairwise judge.")
     return judge

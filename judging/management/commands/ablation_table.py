@@ -4,7 +4,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from judging.judges.ablation import ablation_summary, ablation_table
-from judging.judges.models import Judge
+from judging.judges.commands import judge_option
 from judging.judges.table import COLUMNS, HEADERS, format_row
 
 
@@ -17,13 +17,8 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, **opts):
-        judges = Judge.objects.filter(name=opts["judge"])
-        if opts["judge_version"]:
-            judges = judges.filter(version=opts["judge_version"])
-        judge = judges.order_by("-created_at").first()
-        if judge is None:
-            raise CommandError(f"no judge named {opts['judge']!r}")
-        if judge.kind not in (Judge.Kind.MULTI_TURN, Judge.Kind.DIRECT):
+        judge = judge_option(opts)
+        if not judge.spec.ablation:
             raise CommandError("the ablation table needs a multi-turn or direct-grading judge")
         if opts["json"]:
             self.stdout.write(json.dumps(ablation_summary(judge), indent=2))

@@ -2,7 +2,7 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from judging.judges.models import Judge
+from judging.judges.commands import judge_option
 from judging.judges.services import default_items, judge_estimate
 
 
@@ -15,12 +15,7 @@ class Command(BaseCommand):
         parser.add_argument("--items", nargs="*", default=[])
 
     def handle(self, *args, **opts):
-        judges = Judge.objects.filter(name=opts["judge"])
-        if opts["judge_version"]:
-            judges = judges.filter(version=opts["judge_version"])
-        judge = judges.order_by("-created_at").first()
-        if judge is None:
-            raise CommandError(f"no judge named {opts['judge']!r}")
+        judge = judge_option(opts)
         try:
             e = judge_estimate(judge=judge, item_uuids=opts["items"] or default_items(judge))
         except ValidationError as exc:

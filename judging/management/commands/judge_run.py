@@ -7,7 +7,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.core.jobs import JobsBusy
-from judging.judges.models import Judge, JudgeRun
+from judging.judges.commands import judge_option
+from judging.judges.models import JudgeRun
 from judging.judges.selectors import run_progress
 from judging.judges.services import (
     default_items,
@@ -76,12 +77,7 @@ class Command(BaseCommand):
     def _start(self, opts):
         if not opts["judge"]:
             raise CommandError("give --judge NAME or --resume RUN_UUID")
-        judges = Judge.objects.filter(name=opts["judge"])
-        if opts["judge_version"]:
-            judges = judges.filter(version=opts["judge_version"])
-        judge = judges.order_by("-created_at").first()
-        if judge is None:
-            raise CommandError(f"no judge named {opts['judge']!r}")
+        judge = judge_option(opts)
         study = study_option(opts)
         items = opts["items"] or default_items(judge, study)
         if opts["estimate_only"]:
