@@ -135,13 +135,22 @@ def _level_color(i: int, n: int) -> str:
     return shades[min(len(shades) - 1, (i - 1) * len(shades) // max(1, n - 1))]
 
 
+def level_order(levels) -> list[str]:
+    """Agreement levels ("4/5", "3/3", …) from most to least agreement; equal shares (3/3 and
+    5/5) by more votes first. The tie-break matters: without it the order, and so the plot's
+    bytes, followed the set's hash order and changed from run to run."""
+    def key(level: str):
+        agree, votes = (int(x) for x in level.split("/"))
+        return (-agree / votes, -votes)
+    return sorted(levels, key=key)
+
+
 def accuracy_by_level(data: dict):
     """VisIT-Bench fig. 7: accuracy at reproducing the human majority, by agreement level,
     with 95 % Wilson intervals; a dashed line at chance (0.5)."""
     plt = _pyplot()
     acc = {s: a for s, a in data["accuracy"].items() if "error" not in a}
-    levels = ["all"] + sorted({lv for a in acc.values() for lv in a["by_level"]},
-                              key=lambda k: (-int(k.split("/")[0]) / int(k.split("/")[1])))
+    levels = ["all"] + level_order({lv for a in acc.values() for lv in a["by_level"]})
     fig, ax = plt.subplots(figsize=(max(6.5, 1.1 * len(acc) + 3), 4.4))
     if not acc:
         _empty(ax, "no judge verdicts on model-vs-model items with a human majority")
