@@ -97,9 +97,14 @@ def assignment_with_context(assignment_uuid) -> Assignment | None:
 
 
 def batches_open_to(worker: Worker):
-    """Active batches of the worker's own marketplace (local accounts: local batches)."""
-    return Batch.objects.filter(status=Batch.Status.ACTIVE,
-                                provider=worker.provider).order_by("-created_at")
+    """Active batches of the worker's own marketplace (local accounts: local batches), but
+    none of a study that requires a qualification the worker does not hold: they do not even
+    see those (the claim refuses them too, ``services.claims.ensure_eligible``)."""
+    held = QualificationGrant.objects.filter(
+        worker=worker, revoked=False, qualification_id=OuterRef("study__required_qualification"))
+    return (Batch.objects.filter(status=Batch.Status.ACTIVE, provider=worker.provider)
+            .filter(Q(study__required_qualification__isnull=True) | Exists(held))
+            .order_by("-created_at"))
 
 
 # --------------------------------------------------------------------------- the worker's pages
