@@ -90,7 +90,13 @@ def batch_create_from_rows(
     if min_seconds is None:
         min_seconds = hit.default_min_seconds()
     try:
+        allowed = _study_answer_options(hit, study)
+        if allowed and hit_options in (None, ""):
+            hit_options = {}
+        if allowed and isinstance(hit_options, dict):
+            hit_options = {**allowed, **hit_options}  # the batch's own choice wins
         hit_options = hit.clean_options(hit_options)
+        allowed = hit.clean_options(allowed) if allowed else None
     except ValidationError as exc:
         raise RowError("; ".join(exc.messages)) from exc
     cleaned: list[tuple[dict, Any]] = []
@@ -102,6 +108,8 @@ def batch_create_from_rows(
             if gold is not None:
                 gold = hit.clean_gold(gold)
                 hit.check_gold_offered(gold, hit_options)
+                if allowed is not None:
+                    _check_gold_allowed(hit, gold, allowed)
             if (problem := storage_problem([payload, gold])) is not None:
                 raise ValidationError(problem)
         except ValidationError as exc:
@@ -127,6 +135,28 @@ def batch_create_from_rows(
         for i, (payload, gold) in enumerate(cleaned, start=1)
     )
     return batch
+
+
+def _study_answer_options(hit, study) -> dict[str, Any]:
+    """The options that offer the study's allowed answers (``Study.default_answer_options``):
+    a new batch that names none gets them; empty when the study names none."""
+    answers = getattr(study, "default_answer_options", None)
+    if not answers:
+        return {}
+    try:
+        return hit.options_for_answers(answers)
+    except ValidationError as exc:
+        raise ValidationError(f"Study “{study}”: {'; '.join(exc.messages)}") from exc
+
+
+def _check_gold_allowed(hit, gold, allowed: dict[str, Any]) -> None:
+    """A gold answer outside the study's allowed answers is refused even in a batch whose own
+    options offer it: the study decides what its gold may say."""
+    try:
+        hit.check_gold_offered(gold, allowed)
+    except ValidationError as exc:
+        raise ValidationError("; ".join(exc.messages).replace(
+            "in this batch", "in this study")) from exc
 
 
 def batch_create_sample(*, hit_type: str) -> Batch:
