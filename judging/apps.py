@@ -11,3 +11,8 @@ class JudgingConfig(AppConfig):
         from .judges import jobs
 
         jobs.register()  # judge runs count against the job caps
+        from annotation.providers.study_budget import register_spender
+
+        from .judges.selectors import study_judge_spend
+
+        register_spender(study_judge_spend)  # judge runs spend their study's budget

@@ -7,7 +7,7 @@ from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
 from annotation.models import Assignment, Batch, Task, Worker
 from annotation.providers.base import get_provider
-from annotation.providers.costs import ZERO, CostEstimate, estimate
+from annotation.providers.costs import ZERO, CostEstimate, FeeSchedule, estimate
 from annotation.providers.models import Bonus, ProviderAction, ProviderHit, ProviderSubmission
 
 _COMMITTED_BONUS = (Bonus.Status.PENDING, Bonus.Status.SENDING, Bonus.Status.PAID,
@@ -29,8 +29,11 @@ class BatchCosts:
         return None if self.budget is None else self.budget - self.committed
 
 
-def batch_costs(batch: Batch, *, extra_bonus: Decimal = ZERO) -> BatchCosts:
-    fees = get_provider(batch.provider).fees()
+def batch_costs(batch: Batch, *, extra_bonus: Decimal = ZERO,
+                fees: FeeSchedule | None = None) -> BatchCosts:
+    """``fees``: the batch's marketplace's schedule unless given (a study's budget prices
+    local work at the study's fee rate)."""
+    fees = fees or get_provider(batch.provider).fees()
     slots = sum(Task.objects.filter(batch=batch).values_list("max_assignments", flat=True))
     bonuses = list(Bonus.objects.filter(batch=batch, status__in=_COMMITTED_BONUS)
                    .values_list("amount", flat=True))

@@ -1,6 +1,8 @@
 """Reads for judge runs: progress, recent calls, and per-judge leaderboards. No writes here."""
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.db.models import Count
 
 from judging import ratings
@@ -10,6 +12,23 @@ from ..leaderboards import ScoreLeaderboard, score_leaderboard_build
 from ..models import Judgment
 from ..selectors import pairwise_judgments, reference_model_name
 from .models import Judge, JudgeCall, JudgeRun
+
+_OPEN_RUNS = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
+
+
+def study_judge_spend(study_id: int) -> Decimal:
+    """What a study's judge runs took of its budget: a stopped or finished run what it cost,
+    an open one at least its estimate (capped by its own budget), which it may still spend.
+    Registered with the study budget (``annotation.providers.study_budget``)."""
+    total = Decimal(0)
+    for status, cost, reserved, estimated, budget in JudgeRun.objects.filter(
+            study_id=study_id).values_list("status", "cost", "reserved", "estimated_cost",
+                                           "budget"):
+        if status in _OPEN_RUNS:
+            promised = estimated if budget is None else min(estimated, budget)
+            cost = max(cost + reserved, promised)
+        total += cost
+    return total
 
 
 def run_progress(run: JudgeRun) -> dict:

@@ -15,6 +15,7 @@ from annotation.core.money import MoneyField
 from annotation.engine.hit_types import get_hit_type
 from annotation.engine.services.completion import batch_announce_finished
 from annotation.models import Batch, Task
+from annotation.providers.study_budget import batch_study_cost, study_budget_guard
 
 
 class RowError(ValidationError):
@@ -184,6 +185,9 @@ def batch_set_status(batch: Batch, status: str) -> Batch:
     if status not in allowed[batch.status]:
         raise ValidationError(f"A {batch.status} batch cannot become {status}.")
     with transaction.atomic():
+        if batch.status == Batch.Status.DRAFT:  # opening commits the batch's full cost
+            study_budget_guard(batch.study_id, batch_study_cost(batch, batch.study),
+                               f"opening “{batch.title}”")
         if not Batch.objects.filter(pk=batch.pk, status=batch.status).update(status=status):
             raise ValidationError("The batch changed meanwhile; reload and try again.")
         batch.status = status
