@@ -4,7 +4,6 @@ score board alone too. Real requests to the public boards, a real cache."""
 from unittest import mock
 
 import pytest
-from django.core.cache import cache
 from django.test import Client
 
 from judging import leaderboards, ratings
@@ -14,20 +13,6 @@ from studies.models import Study
 from tests.studies import builders
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _empty_cache():
-    cache.clear()
-    yield
-    cache.clear()
-
-
-@pytest.fixture
-def bt_calls():
-    """Bradley-Terry computations: one per pairwise board computed."""
-    with mock.patch.object(ratings, "leaderboard", wraps=ratings.leaderboard) as spy:
-        yield spy
 
 
 def _two_studies():
@@ -41,6 +26,11 @@ def _two_studies():
     return made
 
 
+def _bradley_terry_runs():
+    """Counts board computations (each pairwise board's one ``ratings.leaderboard`` call)."""
+    return mock.patch.object(ratings, "leaderboard", wraps=ratings.leaderboard)
+
+
 def _vote(comparison, choice="A", **fields):
     return judgment_record(source=Judgment.HUMAN, annotator="late", comparison=comparison,
                            choice=choice, **fields)
@@ -52,8 +42,13 @@ def _board(slug):
     return response
 
 
-def test_a_vote_in_another_study_leaves_the_board_cached_and_one_here_recomputes(bt_calls):
+def test_a_vote_in_another_study_leaves_the_board_cached_and_one_here_recomputes():
     comparisons = _two_studies()
+    with _bradley_terry_runs() as bt_calls:
+        _views_and_votes(comparisons, bt_calls)
+
+
+def _views_and_votes(comparisons, bt_calls):
     first = _board("study-a")
     computed = bt_calls.call_count
     assert computed >= 1
@@ -71,7 +66,7 @@ def test_a_vote_in_another_study_leaves_the_board_cached_and_one_here_recomputes
     assert bt_calls.call_count == 3 * computed
 
 
-def test_after_other_studies_votes_the_cached_board_reads_one_stamp_again(bt_calls):
+def test_after_other_studies_votes_the_cached_board_reads_one_stamp_again():
     comparisons = _two_studies()
     _board("study-a")
     _vote(comparisons["study-b"][0])

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.db import connection, connections
+from django.db import connections
 from django.urls import reverse
 
 from annotation.engine.services.batches import batch_set_status
@@ -129,10 +129,9 @@ def test_judge_runs_and_batches_share_the_budget(priced_run):
     assert JudgeRun.objects.count() == 1
 
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_two_concurrent_openings_cannot_both_pass_the_cap():
-    if connection.vendor != "postgresql":
-        pytest.skip("needs PostgreSQL (TEST_DATABASE_URL; `make test` starts one)")
     study = _study("20")
     drafts = [_draft(study), _draft(study)]  # $12.00 each: only one fits
     barrier, outcomes = threading.Barrier(2), []
