@@ -10,7 +10,7 @@ judgments it was computed from:
 - the newest judgment of the source (its id and uuid, one descent of the ``(source, id)``
   index) and the study's reference model, kept *in the entry*, not in the key: a view reads the
   stamp and, when newer judgments arrived, serves the entry only if none of them is of the
-  entry's study (one query over the new ids; the entry then remembers the newer stamp), so a
+  entry's study (reads by primary key; the entry then remembers the newer stamp), so a
   vote in study B leaves study A's boards cached while a new judgment, an import or a judge
   re-run (which deletes and re-inserts) in A recomputes A at once; the uuid keeps a reused id
   (SQLite after a rollback) from matching an older entry;
@@ -40,12 +40,12 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import Count, Max, Q, Subquery, Value
+from django.db.models import Count, Max, Subquery, Value
 
 from annotation.models import Batch, Worker
 
 from . import leaderboards, selectors, vote_aggregation
-from .models import EvalModel, Judgment
+from .models import Comparison, EvalModel, Judgment, Response
 from .selectors import HUMAN
 from .vote_aggregation import MAJORITY
 
@@ -54,6 +54,7 @@ ENTRY_SECONDS = 3600  # an entry's life (bounds the staleness of inputs outside 
 RECHECK_SECONDS = 30  # how often a cached view re-counts its judgments (catches deletions)
 LOCK_SECONDS = 120  # the longest a view waits for another view computing the same result
 POLL_SECONDS = 0.05
+NEWER_CHECKED = 1000  # past this many new judgments elsewhere, an entry recomputes instead
 ALL_SOURCES = None  # the scope of parts read over every source (the list of sources)
 _PREFIX = "ratings:v3"  # a new version when the entries change shape
 
@@ -186,20 +187,30 @@ def _stamp(source: str | None, study_id: int | None = None) -> tuple:
 def _count_after(seen: tuple, stamp: tuple, source: str | None, study_id: int | None,
                  count: int) -> int | None:
     """The entry's judgment count moved on to ``stamp`` when every judgment newer than the
-    one it ``seen`` is of another study (one query over the new ids); None when the entry is
-    stale: a new judgment of its study, the seen one gone or reused, a new reference."""
+    one it ``seen`` is of another study; None when the entry is stale: a new judgment of its
+    study, the seen one gone or reused, a new reference, or more than ``NEWER_CHECKED`` new
+    judgments (a bulk arrival: recomputing costs less than sorting them out). Reads the new
+    rows by primary key, then their comparisons' and responses' studies by primary key."""
     (seen_id, seen_uuid, seen_reference), (new_id, _, reference) = seen, stamp
     if seen_reference != reference or new_id is None or (seen_id or 0) >= new_id:
         return None
-    study = study_id if study_id is not None else selectors.study_id(None)
-    newer = Q(pk__gt=seen_id or 0)
-    mine = Q(comparison__instance__study_id=study) | Q(response__instance__study_id=study)
-    found = _scope(source).filter(pk__gte=seen_id or 0, pk__lte=new_id).aggregate(
-        new=Count("pk", filter=newer), mine=Count("pk", filter=newer & mine),
-        kept=Count("pk", filter=Q(pk=seen_id, uuid=seen_uuid)))
-    if found["mine"] or (seen_id is not None and not found["kept"]):
+    rows = list(_scope(source).filter(pk__gte=seen_id or 0, pk__lte=new_id).order_by("pk")
+                .values_list("pk", "uuid", "comparison_id", "response_id")[:NEWER_CHECKED + 2])
+    if seen_id is not None:
+        if not rows or rows[0][:2] != (seen_id, seen_uuid):
+            return None
+        rows = rows[1:]
+    if len(rows) > NEWER_CHECKED:
         return None
-    return count + found["new"]
+    study = study_id if study_id is not None else selectors.study_id(None)
+    comparisons = [r[2] for r in rows if r[2] is not None]
+    responses = [r[3] for r in rows if r[3] is not None]
+    if (comparisons and Comparison.objects.filter(pk__in=comparisons,
+                                                  instance__study_id=study).exists()) or (
+            responses and Response.objects.filter(pk__in=responses,
+                                                  instance__study_id=study).exists()):
+        return None
+    return count + len(rows)
 
 
 def _count(source: str | None) -> int:

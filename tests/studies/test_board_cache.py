@@ -6,7 +6,7 @@ from unittest import mock
 import pytest
 from django.test import Client
 
-from judging import leaderboards, ratings
+from judging import leaderboards, rating_cache, ratings
 from judging.models import EvalModel, Judgment
 from judging.services.judgments.record import judgment_record
 from studies.models import Study
@@ -90,3 +90,18 @@ def test_a_score_in_another_study_leaves_the_score_board_cached():
         builders.grades(a, EvalModel.objects.get(study=a, name="blip"), [1])
         assert b"blip" in _board("study-a").content
         assert built.call_count == 2
+
+
+def test_a_bulk_arrival_elsewhere_recomputes_rather_than_sorting_it_out(monkeypatch):
+    comparisons = _two_studies()
+    monkeypatch.setattr(rating_cache, "NEWER_CHECKED", 1)
+    with _bradley_terry_runs() as bt_calls:
+        _board("study-a")
+        computed = bt_calls.call_count
+        _vote(comparisons["study-b"][0])
+        _board("study-a")
+        assert bt_calls.call_count == computed  # one new vote: checked, still cached
+        _vote(comparisons["study-b"][0])
+        _vote(comparisons["study-b"][1])
+        _board("study-a")
+        assert bt_calls.call_count == 2 * computed
