@@ -190,18 +190,33 @@ def _count_after(seen: tuple, stamp: tuple, source: str | None, study_id: int | 
     one it ``seen`` is of another study; None when the entry is stale: a new judgment of its
     study, the seen one gone or reused, a new reference, or more than ``NEWER_CHECKED`` new
     judgments (a bulk arrival: recomputing costs less than sorting them out). Reads the new
-    rows by primary key, then their comparisons' and responses' studies by primary key."""
-    (seen_id, seen_uuid, seen_reference), (new_id, _, reference) = seen, stamp
-    if seen_reference != reference or new_id is None or (seen_id or 0) >= new_id:
+    rows by primary key, then their comparisons' and responses' studies by primary key; the
+    answer is shared by the page's other parts for ``RECHECK_SECONDS``."""
+    seen_id, new_id, reference = seen[0], stamp[0], stamp[2]
+    if seen[2] != reference or new_id is None or (seen_id or 0) >= new_id:
         return None
+    # Every part of a page was stored at the same stamp: the first to look shares its answer.
+    memo = f"{_token_key(source)}:newer:" + hashlib.sha256(
+        repr((study_id, seen, stamp)).encode()).hexdigest()
+    added = cache.get(memo)
+    if added is None:
+        added = _added_elsewhere(seen, new_id, source, study_id)
+        cache.set(memo, added, RECHECK_SECONDS)
+    return None if added < 0 else count + added
+
+
+def _added_elsewhere(seen: tuple, new_id: int, source: str | None, study_id: int | None) -> int:
+    """How many judgments after ``seen`` up to ``new_id`` there are, all of other studies; -1
+    when one is of ``study_id``, the seen one is gone or there are too many to look at."""
+    seen_id, seen_uuid, _ = seen
     rows = list(_scope(source).filter(pk__gte=seen_id or 0, pk__lte=new_id).order_by("pk")
                 .values_list("pk", "uuid", "comparison_id", "response_id")[:NEWER_CHECKED + 2])
     if seen_id is not None:
         if not rows or rows[0][:2] != (seen_id, seen_uuid):
-            return None
+            return -1
         rows = rows[1:]
     if len(rows) > NEWER_CHECKED:
-        return None
+        return -1
     study = study_id if study_id is not None else selectors.study_id(None)
     comparisons = [r[2] for r in rows if r[2] is not None]
     responses = [r[3] for r in rows if r[3] is not None]
@@ -209,8 +224,8 @@ def _count_after(seen: tuple, stamp: tuple, source: str | None, study_id: int | 
                                                   instance__study_id=study).exists()) or (
             responses and Response.objects.filter(pk__in=responses,
                                                   instance__study_id=study).exists()):
-        return None
-    return count + len(rows)
+        return -1
+    return len(rows)
 
 
 def _count(source: str | None) -> int:
