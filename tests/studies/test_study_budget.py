@@ -154,3 +154,21 @@ def test_two_concurrent_openings_cannot_both_pass_the_cap():
     assert sorted(outcomes) == ["opened", "over_budget"]
     assert Batch.objects.filter(study=study, status=Batch.Status.ACTIVE).count() == 1
     assert study_money(study).spent == Decimal("12.00")
+
+
+def test_the_admins_activation_page_warns_and_its_post_refuses(admin_client_):
+    study = _study("15")
+    batch_set_status(_draft(study), Batch.Status.ACTIVE)
+    draft = _draft(study, tasks=1)
+    url = reverse("admin:annotation_batch_changelist")
+    page = admin_client_.post(url, {"action": "activate", "_selected_action": [draft.pk],
+                                    "index": 0})
+    row = page.context["rows"][0]
+    assert (row["study_needed"], row["study_money"].remaining, row["over_study_budget"]) == \
+        (Decimal("6.00"), Decimal("3.00"), True)
+    assert "Funded: $6.00 / $3.00" in page.content.decode()
+    done = admin_client_.post(url, {"action": "activate", "_selected_action": [draft.pk],
+                                    "post": "yes"}, follow=True)
+    assert "has $3.00 left of its $15.00 budget" in done.content.decode()
+    draft.refresh_from_db()
+    assert draft.status == Batch.Status.DRAFT
