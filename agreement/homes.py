@@ -12,6 +12,7 @@ from django.shortcuts import render
 from annotation.core.permissions import admin_required, analyst_required
 from annotation.engine.selectors import batches_overview
 from annotation.models import Batch
+from annotation.engine.study_budget import study_money
 from judging.judges.models import JudgeRun
 from judging.judges.selectors import run_progress
 from judging.models import Judgment
@@ -45,7 +46,7 @@ def study_home(request, study):
         "can_analyze": rules.test_rule(ANALYZE, request.user, study),
         "can_submit": rules.test_rule(SUBMIT, request.user, study),
         "sources": _judgment_sources(study), "reports": _latest_reports(study),
-        "runs": _latest_runs(study),
+        "runs": _latest_runs(study), "money": study_money(study),
         "batches": batches_overview(batches.order_by("-created_at")[:LATEST])})
 
 

@@ -15,3 +15,8 @@ class JudgingConfig(AppConfig):
         load_kinds()  # each module of judges/kinds/ registers its judge kinds
         jobs.register()  # judge runs count against the job caps
         subscribe()  # a submission follows its judge run's end
+        from annotation.engine.study_budget import register_spender
+
+        from .judges.selectors import study_judge_spend
+
+        register_spender(study_judge_spend)  # judge runs spend their study's budget

@@ -40,6 +40,18 @@ def offered(options: dict) -> tuple[str, ...]:
     return ANSWER_SETS[options.get("answers") or "ab"]
 
 
+def options_offering(answers) -> dict:
+    """The options whose answer set is exactly ``answers`` (any order), e.g. a study's allowed
+    answers; a ValidationError naming the sets there are when none is."""
+    wanted = set(answers)
+    for key, choices in ANSWER_SETS.items():
+        if set(choices) == wanted:
+            return {"answers": key}
+    sets = "; ".join(", ".join(c) for c in ANSWER_SETS.values())
+    raise ValidationError(f"The answers {', '.join(map(str, answers))} are not an answer set a "
+                          f"batch can offer (the sets: {sets}).")
+
+
 def check_choice(value, options: dict, field: str = "choice", *, required: bool = True):
     """The worker's choice for ``field`` if the batch offers it, else a ValidationError that
     says what it offers. Empty: None when not ``required``."""

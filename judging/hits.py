@@ -30,6 +30,7 @@ from .hit_choices import (
     check_strength,
     clean_choice_gold,
     offered,
+    options_offering,
     page_options,
 )
 from .models import Comparison, Judgment, Response
@@ -156,6 +157,9 @@ class ChoiceHit(RatingHit):
 
     def clean_gold(self, gold):
         return clean_choice_gold(gold)
+
+    def options_for_answers(self, answers):
+        return options_offering(answers)
 
     def check_gold_offered(self, gold, options):
         """Each choice the gold names must be one this batch offers (``hit_choices``)."""

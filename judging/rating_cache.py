@@ -8,13 +8,16 @@ production, shared by every process) under a key made of its parameters and a **
 judgments it was computed from:
 
 - the newest judgment of the source (its id and uuid, one descent of the ``(source, id)``
-  index), so a new judgment, an import or a judge re-run (which deletes and
-  re-inserts) changes the key at once; the uuid keeps a reused id (SQLite after a rollback)
-  from matching an older entry;
+  index) and the study's reference model, kept *in the entry*, not in the key: a view reads the
+  stamp and, when newer judgments arrived, serves the entry only if none of them is of the
+  entry's study (reads by primary key; the entry then remembers the newer stamp), so a
+  vote in study B leaves study A's boards cached while a new judgment, an import or a judge
+  re-run (which deletes and re-inserts) in A recomputes A at once; the uuid keeps a reused id
+  (SQLite after a rollback) from matching an older entry;
 - a per-source token that ``source_changed`` rotates, for writes that add no row (an edit in
   the admin, a rejection of the votes' work or its reversal);
-- the study (every part is of one study: None is the default one) and its reference model,
-  and the blocked workers when they are excluded;
+- the study (every part is of one study: None is the default one), and the blocked workers
+  when they are excluded;
 - how a pairwise board counts its votes (``aggregation``, ``both_bad``: in its parameters);
 - the trial batches when their votes are left out (``Batch.trial``), so marking a batch as a
   trial (or not) shows at once; ``LEADERBOARD_MIN_MATCHES``, so a new threshold does too.
@@ -42,7 +45,7 @@ from django.db.models import Count, Max, Subquery, Value
 from annotation.models import Batch, Worker
 
 from . import leaderboards, selectors, vote_aggregation
-from .models import EvalModel, Judgment
+from .models import Comparison, EvalModel, Judgment, Response
 from .selectors import HUMAN
 from .vote_aggregation import MAJORITY
 
@@ -51,8 +54,9 @@ ENTRY_SECONDS = 3600  # an entry's life (bounds the staleness of inputs outside 
 RECHECK_SECONDS = 30  # how often a cached view re-counts its judgments (catches deletions)
 LOCK_SECONDS = 120  # the longest a view waits for another view computing the same result
 POLL_SECONDS = 0.05
+NEWER_CHECKED = 1000  # past this many new judgments elsewhere, an entry recomputes instead
 ALL_SOURCES = None  # the scope of parts read over every source (the list of sources)
-_PREFIX = "ratings:v2"  # a new version when the entries change shape
+_PREFIX = "ratings:v3"  # a new version when the entries change shape
 
 
 def get_or_compute(part: str, compute: Callable[[], Any], *, source: str | None,
@@ -61,12 +65,13 @@ def get_or_compute(part: str, compute: Callable[[], Any], *, source: str | None,
     """The cached value of ``part`` for ``source`` (``ALL_SOURCES``: every source) and
     ``params``, or ``compute()`` stored under it. The one entry point: every part goes
     through it."""
-    key = _key(part, source, params or {}, exclude_blocked, include_trial,
-               selectors.study_id(study))
-    value = _fresh(key, cache.get(key), source)
+    study_id = selectors.study_id(study)
+    key = _key(part, source, params or {}, exclude_blocked, include_trial, study_id)
+    stamp = _stamp(source, study_id)
+    value = _fresh(key, cache.get(key), source, stamp, study_id)
     if value is not None:
         return value
-    return _compute_once(key, source, compute)
+    return _compute_once(key, source, stamp, compute)
 
 
 def source_changed(source: str) -> None:
@@ -139,13 +144,13 @@ def leaderboard_sources(study=None) -> list[str]:
 
 def _key(part: str, source: str | None, params: dict, exclude_blocked: bool,
          include_trial: bool = False, study_id: int | None = None) -> str:
-    """The cache key: the part, its parameters and the stamp, hashed (a source name may hold
-    any character; some caches refuse spaces and control characters in keys)."""
+    """The cache key: the part, its parameters and study, hashed (a source name may hold any
+    character; some caches refuse spaces and control characters in keys). The stamp is not in
+    it: the entry keeps it (``_fresh``), so another study's votes leave the key alone."""
     token = cache.get(_token_key(source)) or ""
     blocked = _blocked_workers() if exclude_blocked else ()
     trial = () if include_trial else _trial_batches()
-    raw = repr((part, source, study_id, sorted(params.items()), exclude_blocked,
-                _stamp(source, study_id), token,
+    raw = repr((part, source, study_id, sorted(params.items()), exclude_blocked, token,
                 blocked, include_trial, trial, settings.LEADERBOARD_MIN_MATCHES))
     return f"{_PREFIX}:{part}:{hashlib.sha256(raw.encode()).hexdigest()}"
 
@@ -179,6 +184,50 @@ def _stamp(source: str | None, study_id: int | None = None) -> tuple:
     return row or (None, None, selectors.reference_model_name(study_id))
 
 
+def _count_after(seen: tuple, stamp: tuple, source: str | None, study_id: int | None,
+                 count: int) -> int | None:
+    """The entry's judgment count moved on to ``stamp`` when every judgment newer than the
+    one it ``seen`` is of another study; None when the entry is stale: a new judgment of its
+    study, the seen one gone or reused, a new reference, or more than ``NEWER_CHECKED`` new
+    judgments (a bulk arrival: recomputing costs less than sorting them out). Reads the new
+    rows by primary key, then their comparisons' and responses' studies by primary key; the
+    answer is shared by the page's other parts for ``RECHECK_SECONDS``."""
+    seen_id, new_id, reference = seen[0], stamp[0], stamp[2]
+    if seen[2] != reference or new_id is None or (seen_id or 0) >= new_id:
+        return None
+    # Every part of a page was stored at the same stamp: the first to look shares its answer.
+    memo = f"{_token_key(source)}:newer:" + hashlib.sha256(
+        repr((study_id, seen, stamp)).encode()).hexdigest()
+    added = cache.get(memo)
+    if added is None:
+        added = _added_elsewhere(seen, new_id, source, study_id)
+        cache.set(memo, added, RECHECK_SECONDS)
+    return None if added < 0 else count + added
+
+
+def _added_elsewhere(seen: tuple, new_id: int, source: str | None, study_id: int | None) -> int:
+    """How many judgments after ``seen`` up to ``new_id`` there are, all of other studies; -1
+    when one is of ``study_id``, the seen one is gone or there are too many to look at."""
+    seen_id, seen_uuid, _ = seen
+    rows = list(_scope(source).filter(pk__gte=seen_id or 0, pk__lte=new_id).order_by("pk")
+                .values_list("pk", "uuid", "comparison_id", "response_id")[:NEWER_CHECKED + 2])
+    if seen_id is not None:
+        if not rows or rows[0][:2] != (seen_id, seen_uuid):
+            return -1
+        rows = rows[1:]
+    if len(rows) > NEWER_CHECKED:
+        return -1
+    study = study_id if study_id is not None else selectors.study_id(None)
+    comparisons = [r[2] for r in rows if r[2] is not None]
+    responses = [r[3] for r in rows if r[3] is not None]
+    if (comparisons and Comparison.objects.filter(pk__in=comparisons,
+                                                  instance__study_id=study).exists()) or (
+            responses and Response.objects.filter(pk__in=responses,
+                                                  instance__study_id=study).exists()):
+        return -1
+    return len(rows)
+
+
 def _count(source: str | None) -> int:
     """How many judgments are in scope: a scan of the index (~80 ms per million rows)."""
     return _scope(source).aggregate(n=Count("pk"))["n"]
@@ -206,26 +255,34 @@ def _trial_batches() -> tuple[int, ...]:
 # ---------------------------------------------------------------- entries and the lock
 
 
-def _fresh(key: str, entry, source: str | None):
-    """The entry's value, or None when there is none or a re-count shows deleted judgments
-    (an entry older than ``RECHECK_SECONDS`` is re-counted: a deletion shows within about
-    twice that time). A re-count keeps the entry's expiry: it still ends ``ENTRY_SECONDS``
-    after it was computed."""
+def _fresh(key: str, entry, source: str | None, stamp: tuple, study_id: int | None):
+    """The entry's value, or None when there is none, a judgment of its study arrived since
+    its stamp (``_count_after``), or a re-count shows deleted judgments (an entry older than
+    ``RECHECK_SECONDS`` is re-counted: a deletion anywhere shows within about twice that
+    time). Moving the stamp on or re-counting keeps the entry's expiry: it still ends
+    ``ENTRY_SECONDS`` after it was computed."""
     if entry is None:
         return None
-    value, count, stored_at, checked_at = entry
+    value, count, stored_at, checked_at, seen = entry
     now = time.time()
+    left = ENTRY_SECONDS - (now - stored_at)
+    if seen != stamp:
+        count = _count_after(seen, stamp, source, study_id, count)
+        if count is None or left <= 0:
+            cache.delete(key)  # so that nobody waiting for the new value takes this one
+            return None
+        cache.set(key, (value, count, stored_at, checked_at, stamp), left)
     if now - checked_at < RECHECK_SECONDS:
         return value
-    left = ENTRY_SECONDS - (now - stored_at)
     if left <= 0 or _recent_count(source) != count:
-        cache.delete(key)  # so that nobody waiting for the new value takes this one
+        cache.delete(key)
         return None
-    cache.set(key, (value, count, stored_at, now), left)
+    cache.set(key, (value, count, stored_at, now, stamp), left)
     return value
 
 
-def _compute_once(key: str, source: str | None, compute: Callable[[], Any]) -> Any:
+def _compute_once(key: str, source: str | None, stamp: tuple,
+                  compute: Callable[[], Any]) -> Any:
     """Compute under a lock so concurrent first views compute once: the others poll for the
     value; when the holder fails or dies (its lock released or expired) one of them takes
     over; after ``LOCK_SECONDS`` a waiter computes on its own."""
@@ -235,21 +292,21 @@ def _compute_once(key: str, source: str | None, compute: Callable[[], Any]) -> A
         if (entry := cache.get(key)) is not None:
             return entry[0]
         if time.monotonic() > deadline:
-            return _store(key, source, compute)
+            return _store(key, source, stamp, compute)
         time.sleep(POLL_SECONDS)
     try:
         if (entry := cache.get(key)) is not None:  # stored while we waited for the lock
             return entry[0]
-        return _store(key, source, compute)
+        return _store(key, source, stamp, compute)
     finally:
         cache.delete(lock)
 
 
-def _store(key: str, source: str | None, compute: Callable[[], Any]) -> Any:
+def _store(key: str, source: str | None, stamp: tuple, compute: Callable[[], Any]) -> Any:
     count = _count(source)  # before computing: a deletion meanwhile shows at the re-count
     cache.set(f"{_token_key(source)}:count", count, RECHECK_SECONDS)
     value = compute()
     now = time.time()
-    cache.set(key, (value, count, now, now), ENTRY_SECONDS)
+    cache.set(key, (value, count, now, now, stamp), ENTRY_SECONDS)
     return value
 

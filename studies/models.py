@@ -46,6 +46,11 @@ class Study(models.Model):
         default=list, blank=True, help_text="The answers a new rating batch offers (empty: all)")
     default_min_seconds = models.PositiveIntegerField(
         null=True, blank=True, help_text="A new batch's minimum seconds per task")
+    # The worker pool is the deployment's: a study may only narrow who works on it.
+    required_qualification = models.ForeignKey(
+        "annotation.Qualification", null=True, blank=True, on_delete=models.PROTECT,
+        related_name="+",
+        help_text="Workers without it neither see nor claim this study's tasks (empty: anyone)")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -107,9 +112,12 @@ def default_study_id() -> int:
     after a migrate or flush, ``StudiesConfig``), so a bulk insert costs no query per row."""
     if "id" not in _default_id:
         slug = settings.DEFAULT_STUDY_SLUG
-        study, _ = Study.objects.get_or_create(
-            slug=slug, defaults={"name": slug.replace("-", " ").capitalize() or "Default"})
-        _default_id["id"] = study.pk
+        # The pk alone: a migration that runs before a later column exists calls this too.
+        found = Study.objects.filter(slug=slug).values_list("pk", flat=True).first()
+        if found is None:
+            found = Study.objects.get_or_create(
+                slug=slug, defaults={"name": slug.replace("-", " ").capitalize() or "Default"})[0].pk
+        _default_id["id"] = found
     return _default_id["id"]
 
 

@@ -24,6 +24,7 @@ from annotation.models import Batch, Task, Worker
 from annotation.providers.costs import BudgetExceeded
 from annotation.providers.selectors import batch_costs
 from annotation.providers.services import batch_launch, config_for
+from annotation.engine.study_budget import batch_study_cost, study_money
 
 from .forms import StatusForm, UploadForm
 from .selectors import batch_summaries
@@ -55,7 +56,14 @@ def batch_detail(request, batch_uuid):
     tasks = batch.tasks.order_by("position").only("uuid", "position", "is_gold")[:TASKS_SHOWN]
     return render(request, "annotation/console/batch_detail.html", {
         "batch": batch, "s": summary, "costs": batch_costs(batch), "tasks": tasks,
-        "task_count": batch.tasks.count(), "status_form": StatusForm(), "formats": FORMATS})
+        "task_count": batch.tasks.count(), "status_form": StatusForm(), "formats": FORMATS, **_study_money(batch)})
+
+
+def _study_money(batch: Batch) -> dict:
+    """The batch's study's budget, what it spent or committed, and what opening this batch
+    needs: beside every estimate, since opening it is refused past the study's budget."""
+    return {"study_money": study_money(batch.study),
+            "study_needed": batch_study_cost(batch, batch.study)}
 
 
 @admin_required
@@ -210,6 +218,6 @@ def batch_launch_page(request, batch_uuid):
                 return redirect("console:batch", batch.uuid)
     return render(request, "annotation/console/launch.html", {
         "batch": batch, "local": local, "production": production,
-        "costs": batch_costs(batch), "tasks": batch.tasks.count(),
+        "costs": batch_costs(batch), "tasks": batch.tasks.count(), **_study_money(batch),
         "mturk_endpoint": mturk_client.endpoint() if mturk else "",
         "providers": [p for p in Worker.Provider if p != Worker.Provider.LOCAL]})

@@ -40,6 +40,7 @@ from annotation.models import (
     Task,
     Worker,
 )
+from annotation.engine.study_budget import batch_study_cost, study_money
 
 SAMPLE_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 
@@ -284,9 +285,13 @@ class BatchAdmin(BatchResultsAdminMixin, admin.ModelAdmin):
         rows = []
         for batch in queryset.annotate(task_count=Count("tasks")).order_by("pk"):
             costs = batch_costs(batch)
+            money, needed = study_money(batch.study), batch_study_cost(batch, batch.study)
             rows.append({
                 "batch": batch, "tasks": batch.task_count, "estimate": costs.estimate.total,
                 "over_budget": costs.budget is not None and costs.estimate.total > costs.budget,
+                "study_money": money, "study_needed": needed,
+                "over_study_budget": batch.status == Batch.Status.DRAFT
+                and money.remaining is not None and needed > money.remaining,
                 "activatable": batch.status in (Batch.Status.DRAFT, Batch.Status.PAUSED),
             })
         context = {**self.admin_site.each_context(request), "title": "Activate these batches?",

@@ -113,6 +113,12 @@ class HitType:
         its shape; the default accepts any JSON value."""
         return gold
 
+    def options_for_answers(self, answers: list) -> dict[str, Any]:
+        """The batch options that offer exactly ``answers`` (a study's allowed answers, given
+        to its new batches that name none); raise ValidationError when no option set does.
+        Default: the type asks for no choice, so there is nothing to apply."""
+        return {}
+
     def check_gold_offered(self, gold: Any, options: dict[str, Any]) -> None:
         """Refuse (ValidationError) a gold answer the batch's options do not offer (a "tie"
         in a forced-choice batch): no worker could ever match it. Default: any."""

@@ -97,9 +97,14 @@ def assignment_with_context(assignment_uuid) -> Assignment | None:
 
 
 def batches_open_to(worker: Worker):
-    """Active batches of the worker's own marketplace (local accounts: local batches)."""
-    return Batch.objects.filter(status=Batch.Status.ACTIVE,
-                                provider=worker.provider).order_by("-created_at")
+    """Active batches of the worker's own marketplace (local accounts: local batches), but
+    none of a study that requires a qualification the worker does not hold: they do not even
+    see those (the claim refuses them too, ``services.claims.ensure_eligible``)."""
+    held = QualificationGrant.objects.filter(
+        worker=worker, revoked=False, qualification_id=OuterRef("study__required_qualification"))
+    return (Batch.objects.filter(status=Batch.Status.ACTIVE, provider=worker.provider)
+            .filter(Q(study__required_qualification__isnull=True) | Exists(held))
+            .order_by("-created_at"))
 
 
 # --------------------------------------------------------------------------- the worker's pages
@@ -334,19 +339,23 @@ class BatchCosts:
         return None if self.budget is None else self.budget - self.committed
 
 
-def batch_costs(batch: Batch, *, extra_bonus: Decimal = ZERO) -> BatchCosts:
+def batch_costs(batch: Batch, *, extra_bonus: Decimal = ZERO, fees=None) -> BatchCosts:
+    """``fees``: a ``FeeSchedule`` in place of the marketplace's own (a study's budget prices
+    local work at the study's fee rate)."""
     provider = get_provider(batch.provider)
     slots = sum(Task.objects.filter(batch=batch).values_list("max_assignments", flat=True))
     bonuses = list(Bonus.objects.filter(batch=batch, status__in=_BONUS_COMMITTED)
                    .values_list("amount", flat=True))
     full = provider.estimate(reward=batch.reward, assignments=slots,
                              assignments_per_hit=batch.assignments_per_task,
-                             bonuses=bonuses + ([extra_bonus] if extra_bonus else []))
+                             bonuses=bonuses + ([extra_bonus] if extra_bonus else []),
+                             fees=fees)
     approved = Assignment.objects.filter(batch=batch, status=Assignment.Status.APPROVED).count()
     paid = list(Bonus.objects.filter(batch=batch, status=Bonus.Status.PAID)
                 .values_list("amount", flat=True))
     spent = provider.estimate(reward=batch.reward, assignments=approved,
-                              assignments_per_hit=batch.assignments_per_task, bonuses=paid)
+                              assignments_per_hit=batch.assignments_per_task, bonuses=paid,
+                              fees=fees)
     return BatchCosts(estimate=full, spent=spent.total, budget=batch.budget)
 
 

@@ -82,11 +82,12 @@ class Provider:
         return FeeSchedule()
 
     def estimate(self, *, reward: Decimal, assignments: int, assignments_per_hit: int,
-                 bonuses: list[Decimal] = ()) -> CostEstimate:
-        """``assignments`` paid assignments plus ``bonuses``, this marketplace's fees
-        included (what the engine's cost figures ask for)."""
+                 bonuses: list[Decimal] = (), fees: FeeSchedule | None = None) -> CostEstimate:
+        """``assignments`` paid assignments plus ``bonuses``, this marketplace's fees (or
+        ``fees``: a study prices local work at its own rate) included (what the engine's cost
+        figures ask for)."""
         return estimate(reward=reward, assignments=assignments,
-                        assignments_per_hit=assignments_per_hit, fees=self.fees(),
+                        assignments_per_hit=assignments_per_hit, fees=fees or self.fees(),
                         bonuses=bonuses)
 
     def upload_note(self, batch) -> tuple[str, bool] | None:

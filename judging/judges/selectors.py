@@ -1,12 +1,31 @@
 """Reads for judge runs: progress, recent calls, and per-judge leaderboards. No writes here."""
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.db.models import Count
 
 from studies.models import study_pk
 
 from ..models import Judgment
 from .models import Judge, JudgeCall, JudgeRun
+
+_OPEN_RUNS = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
+
+
+def study_judge_spend(study_id: int) -> Decimal:
+    """What a study's judge runs took of its budget: a stopped or finished run what it cost,
+    an open one at least its estimate (capped by its own budget), which it may still spend.
+    Registered with the study budget (``annotation.engine.study_budget``)."""
+    total = Decimal(0)
+    for status, cost, reserved, estimated, budget in JudgeRun.objects.filter(
+            study_id=study_id).values_list("status", "cost", "reserved", "estimated_cost",
+                                           "budget"):
+        if status in _OPEN_RUNS:
+            promised = estimated if budget is None else min(estimated, budget)
+            cost = max(cost + reserved, promised)
+        total += cost
+    return total
 
 
 def run_progress(run: JudgeRun) -> dict:

@@ -30,6 +30,7 @@ from annotation.core.forking import without_broker_cleanup_after_fork
 from annotation.core.jobs import admit
 from annotation.core.money import MoneyField
 from annotation.models import Instance
+from annotation.engine.study_budget import study_budget_guard
 from annotation.webhooks.services import webhook_emit
 from studies.models import study_pk
 
@@ -189,6 +190,7 @@ def judge_run_start(*, judge: Judge, item_uuids, budget: Decimal | None = None,
                 JUDGE_RUN, owner=created_by,
                 fingerprint=judge_run_fingerprint(judge.pk, [o.uuid for o in items]))):
             return JudgeRun.objects.get(pk=existing.pk)
+        study_budget_guard(study_pk(study), estimate.cost, f"starting a run of {judge.name}")
         run = JudgeRun.objects.create(
             judge=judge, study_id=study_pk(study), scope=judge.spec.scope(items), budget=budget,
             estimated_cost=estimate.cost, units_total=len(items) * len(orderings),

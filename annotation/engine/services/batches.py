@@ -15,6 +15,7 @@ from annotation.core.money import MoneyField
 from annotation.engine.hit_types import get_hit_type
 from annotation.engine.services.completion import batch_announce_finished
 from annotation.models import Batch, Task
+from annotation.engine.study_budget import batch_study_cost, study_budget_guard
 
 
 class RowError(ValidationError):
@@ -90,7 +91,13 @@ def batch_create_from_rows(
     if min_seconds is None:
         min_seconds = hit.default_min_seconds()
     try:
+        allowed = _study_answer_options(hit, study)
+        if allowed and hit_options in (None, ""):
+            hit_options = {}
+        if allowed and isinstance(hit_options, dict):
+            hit_options = {**allowed, **hit_options}  # the batch's own choice wins
         hit_options = hit.clean_options(hit_options)
+        allowed = hit.clean_options(allowed) if allowed else None
     except ValidationError as exc:
         raise RowError("; ".join(exc.messages)) from exc
     cleaned: list[tuple[dict, Any]] = []
@@ -102,6 +109,8 @@ def batch_create_from_rows(
             if gold is not None:
                 gold = hit.clean_gold(gold)
                 hit.check_gold_offered(gold, hit_options)
+                if allowed is not None:
+                    _check_gold_allowed(hit, gold, allowed)
             if (problem := storage_problem([payload, gold])) is not None:
                 raise ValidationError(problem)
         except ValidationError as exc:
@@ -129,6 +138,28 @@ def batch_create_from_rows(
     return batch
 
 
+def _study_answer_options(hit, study) -> dict[str, Any]:
+    """The options that offer the study's allowed answers (``Study.default_answer_options``):
+    a new batch that names none gets them; empty when the study names none."""
+    answers = getattr(study, "default_answer_options", None)
+    if not answers:
+        return {}
+    try:
+        return hit.options_for_answers(answers)
+    except ValidationError as exc:
+        raise ValidationError(f"Study “{study}”: {'; '.join(exc.messages)}") from exc
+
+
+def _check_gold_allowed(hit, gold, allowed: dict[str, Any]) -> None:
+    """A gold answer outside the study's allowed answers is refused even in a batch whose own
+    options offer it: the study decides what its gold may say."""
+    try:
+        hit.check_gold_offered(gold, allowed)
+    except ValidationError as exc:
+        raise ValidationError("; ".join(exc.messages).replace(
+            "in this batch", "in this study")) from exc
+
+
 def batch_create_sample(*, hit_type: str) -> Batch:
     """The HIT type's sample rows (``example_rows``, the upload page's sample file) as a
     *trial* batch: what an admin tries the product with. A local, unpaid draft with one
@@ -154,6 +185,9 @@ def batch_set_status(batch: Batch, status: str) -> Batch:
     if status not in allowed[batch.status]:
         raise ValidationError(f"A {batch.status} batch cannot become {status}.")
     with transaction.atomic():
+        if batch.status == Batch.Status.DRAFT:  # opening commits the batch's full cost
+            study_budget_guard(batch.study_id, batch_study_cost(batch, batch.study),
+                               f"opening “{batch.title}”")
         if not Batch.objects.filter(pk=batch.pk, status=batch.status).update(status=status):
             raise ValidationError("The batch changed meanwhile; reload and try again.")
         batch.status = status

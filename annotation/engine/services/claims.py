@@ -42,6 +42,10 @@ def ensure_eligible(batch: Batch, worker: Worker) -> None:
         qualification_id=batch.required_qualification_id, worker=worker, revoked=False
     ).exists():
         raise NotEligible(f"This batch requires the “{batch.required_qualification}” qualification.")
+    study_needs = batch.study.required_qualification
+    if study_needs is not None and not QualificationGrant.objects.filter(
+            qualification=study_needs, worker=worker, revoked=False).exists():
+        raise NotEligible(f"This study requires the “{study_needs}” qualification.")
 
 
 def task_claim_next(*, batch: Batch, worker: Worker, now: datetime | None = None):
