@@ -11,8 +11,8 @@ from django.shortcuts import render
 
 from annotation.core.permissions import admin_required, analyst_required
 from annotation.engine.selectors import batches_overview
-from annotation.models import Batch
 from annotation.engine.study_budget import study_money
+from annotation.models import Batch
 from judging.judges.models import JudgeRun
 from judging.judges.selectors import run_progress
 from judging.models import Judgment

@@ -19,12 +19,12 @@ from annotation.engine.hit_types import all_hit_types, get_hit_type
 from annotation.engine.results import FORMATS, results_response
 from annotation.engine.services.batches import batch_set_status
 from annotation.engine.services.uploads import UploadRefused, batch_check_images, batch_upload
+from annotation.engine.study_budget import batch_study_cost, study_money
 from annotation.engine.views import render_task
 from annotation.models import Batch, Task, Worker
 from annotation.providers.costs import BudgetExceeded
 from annotation.providers.selectors import batch_costs
 from annotation.providers.services import batch_launch, config_for
-from annotation.engine.study_budget import batch_study_cost, study_money
 
 from .forms import StatusForm, UploadForm
 from .selectors import batch_summaries

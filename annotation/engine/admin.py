@@ -31,6 +31,7 @@ from annotation.engine.services.batches import (
 from annotation.engine.services.leases import leases_expire
 from annotation.engine.services.qualifications import qualification_revoke
 from annotation.engine.services.uploads import UploadRefused, batch_upload
+from annotation.engine.study_budget import batch_study_cost, study_money
 from annotation.models import (
     Assignment,
     Batch,
@@ -40,7 +41,6 @@ from annotation.models import (
     Task,
     Worker,
 )
-from annotation.engine.study_budget import batch_study_cost, study_money
 
 SAMPLE_TYPES = {"csv": "text/csv; charset=utf-8", "jsonl": "application/x-ndjson; charset=utf-8"}
 

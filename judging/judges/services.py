@@ -29,8 +29,8 @@ from annotation.core.background import run_outside_request
 from annotation.core.forking import without_broker_cleanup_after_fork
 from annotation.core.jobs import admit
 from annotation.core.money import MoneyField
-from annotation.models import Instance
 from annotation.engine.study_budget import study_budget_guard
+from annotation.models import Instance
 from annotation.webhooks.services import webhook_emit
 from studies.models import study_pk
 

@@ -11,8 +11,8 @@ from django.db import connections
 from django.urls import reverse
 
 from annotation.engine.services.batches import batch_set_status
-from annotation.models import Batch
 from annotation.engine.study_budget import study_money
+from annotation.models import Batch
 from judging.judges.models import Judge, JudgeRun
 from judging.judges.services import judge_estimate, judge_run_start
 from studies.models import StudyMembership

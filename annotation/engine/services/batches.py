@@ -14,8 +14,8 @@ from annotation.core.db_text import storage_problem
 from annotation.core.money import MoneyField
 from annotation.engine.hit_types import get_hit_type
 from annotation.engine.services.completion import batch_announce_finished
-from annotation.models import Batch, Task
 from annotation.engine.study_budget import batch_study_cost, study_budget_guard
+from annotation.models import Batch, Task
 
 
 class RowError(ValidationError):
