@@ -34,18 +34,24 @@ def same_instruction(text: str, instance: Instance) -> bool:
 
 
 class InstanceIndex:
-    """All instances, indexed once per import (an import is one query, not one per row)."""
+    """All instances (of one study, when given), indexed once per import (an import is one
+    query, not one per row)."""
 
-    def __init__(self):
+    def __init__(self, study=None):
         self.by_uuid: dict[str, Instance] = {}
         self.by_source_id: dict[tuple[str, str], Instance] = {}
         self.by_external_id: dict[str, list[Instance]] = defaultdict(list)
         self.by_text: dict[tuple, list[Instance]] = defaultdict(list)
         self.by_instruction: dict[str, list[Instance]] = defaultdict(list)
         urls = defaultdict(list)
-        for ii in InstanceImage.objects.select_related("image").order_by("instance_id", "position"):
+        images = InstanceImage.objects.select_related("image")
+        instances = Instance.objects.select_related("family")
+        if study is not None:
+            images = images.filter(instance__study=study)
+            instances = instances.filter(study=study)
+        for ii in images.order_by("instance_id", "position"):
             urls[ii.instance_id].append(ii.image.source_url or ii.image.display_url)
-        for instance in Instance.objects.select_related("family"):
+        for instance in instances:
             self.add(instance, urls.get(instance.pk, []))
 
     def add(self, instance: Instance, image_urls: list[str]) -> None:

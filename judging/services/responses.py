@@ -72,10 +72,13 @@ def _turn(row: dict, number: int) -> int:
 
 @transaction.atomic
 def predictions_import(name: str, data: bytes, *, model: str | None = None,
-                       skip_unmatched: bool = False, overwrite: bool = False) -> ImportReport:
+                       skip_unmatched: bool = False, overwrite: bool = False,
+                       study=None) -> ImportReport:
     """Create the responses of a predictions file, all or nothing (see module docstring).
 
-    A model named in the file is registered if new. Re-importing the same file changes nothing;
+    A model named in the file is registered if new. With ``study``, rows match that study's
+    instances only and the models are the study's (None: every instance, the default study's
+    models, as before studies). Re-importing the same file changes nothing;
     a different text for an existing response is an error unless ``overwrite``.
     """
     try:
@@ -83,17 +86,17 @@ def predictions_import(name: str, data: bytes, *, model: str | None = None,
     except RowError as exc:
         raise ImportRejected("; ".join(exc.messages)) from exc
     return predictions_import_rows(rows, model=model, skip_unmatched=skip_unmatched,
-                                   overwrite=overwrite)
+                                   overwrite=overwrite, study=study)
 
 
 @transaction.atomic
 def predictions_import_rows(rows: list[dict], *, model: str | None = None,
-                            skip_unmatched: bool = False, overwrite: bool = False
-                            ) -> ImportReport:
+                            skip_unmatched: bool = False, overwrite: bool = False,
+                            study=None) -> ImportReport:
     """``predictions_import`` after the file is parsed (a submission renames its model first).
     ``report.responses`` lists what was created, for callers that build on it."""
     report = ImportReport(rows=len(rows))
-    index = InstanceIndex()
+    index = InstanceIndex(study)
     planned = []
     for number, row in enumerate(rows, start=1):
         urls = _image_urls(row, number)
@@ -122,17 +125,18 @@ def predictions_import_rows(rows: list[dict], *, model: str | None = None,
     for number, instance, turn, model_name, text in planned:
         with database_refusal(f"Row {number}", ImportRejected):
             _store_prediction(report, models, number, instance, turn, model_name, text,
-                              overwrite=overwrite)
+                              overwrite=overwrite, study=study)
     return report
 
 
 def _store_prediction(report: ImportReport, models: dict, number: int, instance, turn: int,
-                      model_name: str, text: str, *, overwrite: bool) -> None:
+                      model_name: str, text: str, *, overwrite: bool, study=None) -> None:
     """One planned prediction: created, unchanged, overwritten, or refused as different."""
     if model_name in REFERENCE_ALIASES and model_name not in models:
-        models[model_name] = reference_model_for_import(model_name, create=True)
+        models[model_name] = reference_model_for_import(model_name, create=True, study=study)
     if model_name not in models:
-        models[model_name], _ = EvalModel.objects.in_study().get_or_create(name=model_name)
+        models[model_name], _ = EvalModel.objects.get_or_create(name=model_name,
+                                                                study_id=study_pk(study))
     existing = Response.objects.filter(instance=instance, model=models[model_name],
                                        turn=turn, condition=Response.Condition.GENERATED).first()
     if existing is None:
