@@ -3,6 +3,8 @@ JSONL, one row per judgment, or the VisIT-Bench human-preference CSV of human pa
 import io
 import json
 
+from django.db.models import Q
+
 from annotation.core import csv_safety
 
 from ...models import Judgment, Response
@@ -63,8 +65,9 @@ def _feedback_pair(j: Judgment, linked: dict[str, Judgment]) -> str:
     return json.dumps(items, ensure_ascii=False)
 
 
-def export_rows(*, source: str | None = None) -> list[dict]:
-    """Generic rows (pairwise, scored and feedback judgments) in timestamp order."""
+def export_rows(*, source: str | None = None, study=None) -> list[dict]:
+    """Generic rows (pairwise, scored and feedback judgments) in timestamp order: of
+    ``study``'s items (through the instance judged), or with None of every study."""
     qs = (Judgment.objects
           .select_related("comparison__instance", "comparison__response_a__model",
                           "comparison__response_b__model", "response__instance",
@@ -74,6 +77,8 @@ def export_rows(*, source: str | None = None) -> list[dict]:
           .order_by("created_at", "pk"))
     if source:
         qs = qs.filter(source=source)
+    if study is not None:
+        qs = qs.filter(Q(comparison__instance__study=study) | Q(response__instance__study=study))
     judgments = list(qs)
     wanted = {str(j.meta.get(f"judgment_{s}")) for j in judgments if j.kind == Judgment.Kind.FEEDBACK
               for s in "ab" if j.meta.get(f"judgment_{s}")}
@@ -113,11 +118,12 @@ def export_rows(*, source: str | None = None) -> list[dict]:
     return rows
 
 
-def judgments_export(fmt: str = "csv", *, source: str | None = None) -> str:
-    """The judgments as text: ``csv`` / ``jsonl`` (generic) or ``visitbench`` (human pairs)."""
+def judgments_export(fmt: str = "csv", *, source: str | None = None, study=None) -> str:
+    """The judgments as text: ``csv`` / ``jsonl`` (generic) or ``visitbench`` (human pairs);
+    ``study``: one study's (None: every study's)."""
     if fmt == "visitbench":
-        return _write_csv(VISIT_COLUMNS, _visit_rows(source or Judgment.HUMAN))
-    rows = export_rows(source=source)
+        return _write_csv(VISIT_COLUMNS, _visit_rows(source or Judgment.HUMAN, study))
+    rows = export_rows(source=source, study=study)
     if fmt == "jsonl":
         return "".join(json.dumps({**r, "image_urls": json.loads(r["image_urls"])},
                                   ensure_ascii=False) + "\n" for r in rows)
@@ -126,9 +132,9 @@ def judgments_export(fmt: str = "csv", *, source: str | None = None) -> str:
     raise ValueError(f"unknown format {fmt!r}; use csv, jsonl or visitbench")
 
 
-def _visit_rows(source: str) -> list[dict]:
+def _visit_rows(source: str, study=None) -> list[dict]:
     out = []
-    for r in export_rows(source=source):
+    for r in export_rows(source=source, study=study):
         if r["turn"] or not r["model_b"] or r["choice"] not in ("A", "B"):
             continue  # the human-preference file holds single-turn forced choices only
         urls = json.loads(r["image_urls"])
