@@ -7,7 +7,6 @@ from decimal import Decimal
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
 
 from agreement.models import Report
 from annotation.models import Batch
@@ -19,22 +18,10 @@ from studies.selectors import study_default
 from tests.factories import make_batch
 from tests.judging.judges.conftest import make_judge
 from tests.studies import builders
+from tests.studies.test_pages import _client, _member
 from tests.support.fake_openai import FakeOpenAIServer
 
 pytestmark = pytest.mark.django_db
-
-
-def _client(user=None) -> Client:
-    client = Client()
-    if user is not None:
-        client.force_login(user)
-    return client
-
-
-def _member(django_user_model, username, study, role):
-    user = django_user_model.objects.create_user(username=username, password="pw")
-    StudyMembership.objects.create(user=user, study=study, role=role)
-    return user
 
 
 @pytest.fixture
