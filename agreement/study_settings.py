@@ -29,6 +29,18 @@ class StudySettingsForm(forms.ModelForm):
     class Meta:
         model = Study
         fields = list(EDITABLE)
+        help_texts = {"default_answer_options":
+                      'A JSON list of answers a new rating batch offers, e.g. ["A", "B", "tie"] '
+                      "(empty: all)"}
+
+    def clean_default_answer_options(self):
+        """A list of answer names; left empty, the empty list (the column holds no null)."""
+        value = self.cleaned_data["default_answer_options"]
+        if value in (None, ""):
+            return []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ValidationError('Give a JSON list of answer names, e.g. ["A", "B"].')
+        return value
 
 
 def _refused(form, exc: ValidationError) -> None:

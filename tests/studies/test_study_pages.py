@@ -172,6 +172,14 @@ def test_an_owner_changes_the_settings_and_a_bad_value_writes_nothing(bench, own
     assert _client().get(f"/s/{bench.slug}/board/").status_code == 200
     refused = _client(owner).post(url, {**fields, "name": "Renamed", "budget": "-5"})
     assert refused.status_code == 200 and refused.context["form"].errors["budget"]
+    for options in ("", "null"):  # no answer options: the empty list, never a null
+        assert _client(owner).post(url, {**fields, "default_answer_options": options}
+                                   ).status_code == 302
+        bench.refresh_from_db()
+        assert bench.default_answer_options == []
+    refused = _client(owner).post(url, {**fields, "name": "Renamed",
+                                        "default_answer_options": '{"A": 1}'})
+    assert refused.context["form"].errors["default_answer_options"]
     bench.refresh_from_db()
     assert (bench.name, bench.budget) == ("Bench B", Decimal("250"))
     viewer = _member(django_user_model, "viewer-b", bench, "viewer")
