@@ -9,6 +9,7 @@ from agreement.review import urls as review_urls
 from annotation.console import urls as console_urls
 from judging.judges import urls as judge_urls
 from judging.views.study_board import study_board
+from studies.links import STUDY_NAMESPACES
 
 from . import homes, study_settings
 
@@ -25,10 +26,11 @@ urlpatterns = [
     path("<slug:study_slug>/settings/", study_settings.study_edit, name="settings"),
 ]
 
-# Outside the "studies" namespace: mounted from config.urls (``study_pages``).
+# Outside the "studies" namespace: mounted from config.urls (``study_pages``), each in the
+# namespace ``studies.links`` maps the old one to.
 study_pages = [
-    path("<slug:study_slug>/batches/", include((console_urls.urlpatterns, "study_console"))),
-    path("<slug:study_slug>/judges/", include((_judge_pages, "study_judges"))),
-    path("<slug:study_slug>/reports/", include((report_urls.urlpatterns, "study_reports"))),
-    path("<slug:study_slug>/review/", include((review_urls.urlpatterns, "study_review"))),
-]
+    path(f"<slug:study_slug>/{prefix}/", include((patterns, STUDY_NAMESPACES[old])))
+    for prefix, patterns, old in (("batches", console_urls.urlpatterns, "console"),
+                                  ("judges", _judge_pages, "judging:judges"),
+                                  ("reports", report_urls.urlpatterns, "agreement"),
+                                  ("review", review_urls.urlpatterns, "review"))]
