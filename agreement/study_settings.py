@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import redirect, render
 
+from annotation.core.form_fields import SafeJSONField
 from annotation.core.permissions import admin_required
 from studies.access import MANAGE, study_page
 from studies.models import Study
@@ -29,6 +30,7 @@ class StudySettingsForm(forms.ModelForm):
     class Meta:
         model = Study
         fields = list(EDITABLE)
+        field_classes = {"default_answer_options": SafeJSONField}
         help_texts = {"default_answer_options":
                       'A JSON list of answers a new rating batch offers, e.g. ["A", "B", "tie"] '
                       "(empty: all)"}

@@ -180,6 +180,9 @@ def test_an_owner_changes_the_settings_and_a_bad_value_writes_nothing(bench, own
     refused = _client(owner).post(url, {**fields, "name": "Renamed",
                                         "default_answer_options": '{"A": 1}'})
     assert refused.context["form"].errors["default_answer_options"]
+    for number in ("budget", "default_answer_options"):  # past Python's 4,300 digits
+        refused = _client(owner).post(url, {**fields, number: "1" * 5000})
+        assert refused.status_code == 200 and refused.context["form"].errors[number]
     bench.refresh_from_db()
     assert (bench.name, bench.budget) == ("Bench B", Decimal("250"))
     viewer = _member(django_user_model, "viewer-b", bench, "viewer")
