@@ -17,7 +17,7 @@ from judging.judges.models import JudgeRun
 from judging.judges.selectors import run_progress
 from judging.models import Judgment
 from judging.selectors import HUMAN
-from studies.access import ANALYZE, SUBMIT, VIEW, study_page
+from studies.access import ANALYZE, MANAGE, SUBMIT, VIEW, study_page
 from studies.selectors import studies_visible_to, study_default
 
 from .models import Report
@@ -38,12 +38,12 @@ def analyst_home(request):
 
 @study_page(VIEW)
 def study_home(request, study):
-    """A study's home: what it is, its boards' sources, batches, judge runs and reports
-    (members; the lists link to the default study's pages, which serve its rows only)."""
+    """A study's home: what it is, its boards' sources, batches, judge runs and reports, and
+    links to its pages under /s/<slug>/ (members; each link for the roles it needs)."""
     batches = Batch.objects.filter(study=study).exclude(status=Batch.Status.DRAFT)
     return render(request, "agreement/study_home.html", {
-        "study": study, "study_switcher": studies_visible_to(request.user),
-        "can_analyze": rules.test_rule(ANALYZE, request.user, study),
+        "study": study, "can_analyze": rules.test_rule(ANALYZE, request.user, study),
+        "can_manage": rules.test_rule(MANAGE, request.user, study),
         "can_submit": rules.test_rule(SUBMIT, request.user, study),
         "sources": _judgment_sources(study), "reports": _latest_reports(study),
         "runs": _latest_runs(study), "money": study_money(study),

@@ -5,8 +5,7 @@ a sandbox, or downloaded). Views parse, authorize, call one service, render."""
 from django import forms
 from django.contrib import messages
 from django.http import Http404, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
+from django.shortcuts import get_object_or_404, render
 from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_POST
 
@@ -14,7 +13,8 @@ from annotation.core.db_text import storage_problem
 from annotation.core.jobs import JobsBusy
 from annotation.core.permissions import analyst_required
 from judging.selectors import BASE_SPLITS, HUMAN, category_names, judge_names
-from studies.models import default_study_id
+from studies.access import ANALYZE, study_or_default
+from studies.links import study_redirect, study_reverse
 
 from . import metrics as metric_lib
 from .models import Report, ReportFile
@@ -33,6 +33,11 @@ from .services.reports import report_start as start_report
 STANDALONE_CSP = ("sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
                   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 INLINE_FILES = (".png", ".html")
+
+
+# Each page serves the default study at /reports/ (analysts) and any study under
+# /s/<slug>/reports/ (its analysts); a report of another study is a 404.
+study_analyst = study_or_default(ANALYZE, analyst_required)
 
 
 class ReportForm(forms.Form):
@@ -61,47 +66,50 @@ class ReportForm(forms.Form):
         self.fields["metrics"].choices = [(m, m) for m in metric_lib.METRICS]  # the registry
 
 
-@analyst_required
-def report_list(request):
+@study_analyst
+def report_list(request, study):
     splits = BASE_SPLITS + [f"category:{c}" for c in category_names()]
     return render(request, "agreement/report_list.html", {
-        "reports": Report.objects.filter(study_id=default_study_id()).only("uuid", "title", "status", "stage", "progress", "params",
-                                       "snapshot", "created_at", "created_by")[:100],
+        "reports": Report.objects.filter(study=study).only(
+            "uuid", "title", "status", "stage", "progress", "params", "snapshot", "created_at",
+            "created_by")[:100],
         "form": ReportForm(), "splits": splits})
 
 
-@analyst_required
+@study_analyst
 @require_POST
-def report_start(request):
+def report_start(request, study):
     form = ReportForm(request.POST)
     if not form.is_valid():
         messages.error(request, f"Report not started: {form.errors.as_text()}")
-        return redirect("agreement:report_list")
+        return study_redirect(request, "agreement:report_list")
     d = form.cleaned_data
     params = {"split": d["split"], "judges": d["judges"] or None, "metrics": d["metrics"],
               "seed": d["seed"], "bootstrap_rounds": d["bootstrap_rounds"],
               "include_trial": d["include_trial"], "aggregation": d["aggregation"] or MAJORITY}
     try:
-        report = start_report(params, title=d["title"], created_by=request.user.get_username())
+        report = start_report(params, title=d["title"], created_by=request.user.get_username(),
+                              study=None if study.is_default else study)
     except (ValueError, UnknownMetric) as exc:
         messages.error(request, f"Report not started: {exc}")
-        return redirect("agreement:report_list")
+        return study_redirect(request, "agreement:report_list")
     except JobsBusy as exc:  # too many reports, runs and builds queued: say so, keep the form
         messages.error(request, exc.message)
-        return redirect("agreement:report_list")
-    return redirect("agreement:report_detail", report_uuid=report.uuid)
+        return study_redirect(request, "agreement:report_list")
+    return study_redirect(request, "agreement:report_detail", report.uuid)
 
 
-@analyst_required
-def report_detail(request, report_uuid):
-    report = get_object_or_404(Report, uuid=report_uuid, study_id=default_study_id())
+@study_analyst
+def report_detail(request, study, report_uuid):
+    report = get_object_or_404(Report, uuid=report_uuid, study=study)
     files = list(report.files.values_list("name", flat=True))
     present = set(files)
 
     def src(stem):
         name = f"{stem}.png"
-        return reverse("agreement:report_file", args=[report.uuid, name]) if name in present \
-            else None
+        if name not in present:
+            return None
+        return study_reverse(request, "agreement:report_file", report.uuid, name)
 
     data = report.data if report.status == Report.Status.DONE else {}
     body = sections(data, src) if data else []
@@ -114,34 +122,34 @@ def report_detail(request, report_uuid):
     return render(request, "agreement/report_detail.html", context)
 
 
-@analyst_required
-def report_status(request, report_uuid):
+@study_analyst
+def report_status(request, study, report_uuid):
     """What the report page polls while the report builds: status, stage, percent, error."""
     report = get_object_or_404(Report.objects.only(
         "uuid", "status", "stage", "progress", "error"), uuid=report_uuid,
-        study_id=default_study_id())
+        study=study)
     return JsonResponse({"status": report.status, "stage": report.stage,
                          "progress": report.progress, "error": report.error,
                          "finished": report.status in (Report.Status.DONE, Report.Status.FAILED)})
 
 
-@analyst_required
+@study_analyst
 @require_POST
-def report_restart(request, report_uuid):
-    report = get_object_or_404(Report, uuid=report_uuid, study_id=default_study_id())
+def report_restart(request, study, report_uuid):
+    report = get_object_or_404(Report, uuid=report_uuid, study=study)
     try:
         if not restart_report(report):
             messages.error(request, "Only a failed report can be started again, and not while "
                                     "an identical one is queued or running.")
     except JobsBusy as exc:
         messages.error(request, exc.message)
-    return redirect("agreement:report_detail", report_uuid=report.uuid)
+    return study_redirect(request, "agreement:report_detail", report.uuid)
 
 
-@analyst_required
-def report_delete(request, report_uuid):
+@study_analyst
+def report_delete(request, study, report_uuid):
     """GET asks for confirmation; POST deletes the report and its files (finished ones only)."""
-    report = get_object_or_404(Report.objects.defer("data"), uuid=report_uuid)
+    report = get_object_or_404(Report.objects.defer("data"), uuid=report_uuid, study=study)
     if request.method != "POST":
         return render(request, "agreement/report_delete.html", {
             "report": report, "file_count": report.files.count()})
@@ -149,16 +157,16 @@ def report_delete(request, report_uuid):
         delete_report(report)
     except ReportBusy as exc:
         messages.error(request, str(exc))
-        return redirect("agreement:report_detail", report_uuid=report.uuid)
+        return study_redirect(request, "agreement:report_detail", report.uuid)
     messages.success(request, f"Report “{report}” and its files were deleted.")
-    return redirect("agreement:report_list")
+    return study_redirect(request, "agreement:report_list")
 
 
-@analyst_required
-def report_file(request, report_uuid, name):
+@study_analyst
+def report_file(request, study, report_uuid, name):
     f = None if storage_problem(name) else (  # a NUL in the URL never reaches the query
         ReportFile.objects.filter(report__uuid=report_uuid, name=name,
-                                  report__study_id=default_study_id()).first())
+                                  report__study=study).first())
     if f is None:
         raise Http404("No such file in this report")
     response = HttpResponse(bytes(f.content), content_type=f.content_type)

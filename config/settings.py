@@ -74,6 +74,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "annotation.core.context_processors.roles",
+                "studies.context_processors.current_study",
             ],
         },
     },

@@ -10,6 +10,7 @@ from django.views.generic import RedirectView, TemplateView
 from django.views.static import serve as serve_file
 from drf_spectacular.views import SpectacularAPIView
 
+from agreement.study_urls import study_pages
 from annotation.core.permissions import public, signed_in_required
 from annotation.people import views as people_views
 from config.api_docs import RedocPage, SwaggerPage
@@ -52,7 +53,8 @@ urlpatterns = [
     path("reports/", include("agreement.urls")),
     path("review/", include("agreement.review.urls")),
     path("study/", include("agreement.home_urls")),
-    path("s/", include("agreement.study_urls")),  # one study's pages (studies.access)  # the analyst's and admin's homes
+    path("s/", include("agreement.study_urls")),  # one study's pages (studies.access)
+    path("s/", include(study_pages)),  # its batches, judge runs, reports, review
     path("favicon.ico", public(RedirectView.as_view(url=lazy(static, str)("favicon.svg"),
                                                     permanent=True)), name="favicon"),
     path("pipeline/", include("annotation.pipeline.urls")),

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Q
 
 from annotation.models import Task
-from studies.models import default_study_id
+from studies.models import study_pk
 
 from .hits import conversation_turns, instance_images
 from .models import Comparison, EvalModel, Judgment
@@ -32,12 +32,12 @@ TURNS = ("", "1", "2", "3", "overall")
 OUTCOMES = ("A", "B", "tie", "bad")  # "bad": both are bad, where a batch offers it
 
 
-def _votes():
-    """Every counted pairwise vote of any source on the default study's items (gold items
-    left out): the review pages are the default study's."""
+def _votes(study=None):
+    """Every counted pairwise vote of any source on ``study``'s items (None: the default
+    study's; gold items left out)."""
     return Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE, comparison__isnull=False,
                                    choice__in=OUTCOMES, comparison__gold_choice="",
-                                   comparison__instance__study_id=default_study_id())
+                                   comparison__instance__study_id=study_pk(study))
 
 
 def is_split(counts: dict[str, int]) -> bool:
@@ -83,17 +83,18 @@ def pair_value(model_ids) -> str:
 
 
 def review_listing(*, kind: str = ANY, judge: str = "", pair: str = "",
-                   state: str = OPEN) -> ReviewListing:
+                   state: str = OPEN, study=None) -> ReviewListing:
     """The disputed items, oldest comparison first, with what the filters offer.
 
     ``kind``: splits, judge disagreements or either; ``judge``: only items that judge gave a
     verdict on, disagreements counted for it alone; ``pair``: a ``pair_value``; ``state``:
-    items without a ruling (``open``), with one, or all. Unknown values raise ValueError."""
+    items without a ruling (``open``), with one, or all; ``study``: whose items (None: the
+    default study's). Unknown values raise ValueError."""
     if kind not in KINDS or state not in STATES:
         raise ValueError(f"kind is one of {KINDS}, state one of {STATES}")
     humans: dict[tuple, dict] = {}
     models: dict[tuple, tuple] = {}
-    for row in (_votes().filter(source=HUMAN)
+    for row in (_votes(study).filter(source=HUMAN)
                 .values("comparison_id", "turn", "comparison__response_a__model_id",
                         "comparison__response_b__model_id")
                 .annotate(A=Count("pk", filter=Q(choice="A")),
@@ -106,7 +107,7 @@ def review_listing(*, kind: str = ANY, judge: str = "", pair: str = "",
                         row["comparison__response_b__model_id"])
     verdicts: dict[tuple, dict[str, str]] = {}
     for comp, turn, source, choice in (
-            current_verdicts(_votes().exclude(source=HUMAN), "comparison")
+            current_verdicts(_votes(study).exclude(source=HUMAN), "comparison")
             .order_by("created_at", "pk").values_list("comparison_id", "turn", "source",
                                                        "choice")):
         if (comp, turn) in humans:
@@ -131,7 +132,7 @@ def review_listing(*, kind: str = ANY, judge: str = "", pair: str = "",
                 kind == ANY and not (split or disagreeing)):
             continue
         rows.append(ReviewRow(item[0], item[1], counts, majority, split, disagreeing, ruling))
-    names = dict(EvalModel.objects.in_study().values_list("pk", "name"))
+    names = dict(EvalModel.objects.in_study(study).values_list("pk", "name"))
     pairs = sorted({pair_value(m) for m in models.values()},
                    key=lambda v: [names.get(int(i), "") for i in v.split("-")])
     return ReviewListing(
@@ -177,7 +178,7 @@ def review_item(comparison: Comparison, turn: str) -> dict:
     majority, the rulings (latest first: the first is current) and the task more votes go to."""
     if turn not in TURNS:
         raise ValueError(f"turn is one of {TURNS}")
-    on_item = _votes().filter(comparison=comparison, turn=turn)
+    on_item = _votes(comparison.instance.study_id).filter(comparison=comparison, turn=turn)
     humans = [{"who": _worker_name(j.worker, j.annotator), "choice": j.choice,
                "at": j.created_at, "hit": j.template_version}
               for j in on_item.filter(source=HUMAN).select_related("worker__user")

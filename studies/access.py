@@ -27,9 +27,36 @@ def study_page(permission: str = VIEW):
                 if not request.user.is_authenticated and permission != VIEW_BOARD:
                     return redirect_to_login(request.get_full_path())
                 raise
+            request.study = study  # the header's switcher (studies.context_processors)
             return view(request, study, *args, **kwargs)
 
         wrapped.required_role = f"study:{permission}"
+        return wrapped
+    return decorator
+
+
+def study_or_default(permission: str, default_check):
+    """Decorates ``view(request, study, …)`` served twice: under ``/s/<slug>/…`` for the
+    study in the URL (``study_page(permission)``), and at its old URL for the default study
+    behind ``default_check`` (the deployment-wide role decorator it always had)."""
+    def decorator(view):
+        in_study = study_page(permission)(view)
+
+        @wraps(view)
+        def in_default(request, *args, **kwargs):
+            from .selectors import study_default
+
+            return view(request, study_default(), *args, **kwargs)
+
+        old = default_check(in_default)
+
+        @wraps(view)
+        def wrapped(request, *args, **kwargs):
+            if "study_slug" in kwargs:
+                return in_study(request, kwargs.pop("study_slug"), *args, **kwargs)
+            return old(request, *args, **kwargs)
+
+        wrapped.required_role = f"{old.required_role}|study:{permission}"
         return wrapped
     return decorator
 

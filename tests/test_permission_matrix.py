@@ -45,6 +45,9 @@ STUDY_BOARD = dict(STUDY_PAGE, anonymous=404)  # a private study's board: no sig
 # A study's submitter pages and API: the analyst holds no submitter role (staff do).
 STUDY_SUBMIT_PAGE = dict(STUDY_PAGE, analyst=404)
 STUDY_SUBMIT_API = dict(STUDY_BOARD, analyst=404)
+# A study's batches, settings and run controls: its owners (and staff); the default study's
+# analyst is no owner, so to them it is the 404 of any page they may not open.
+STUDY_MANAGE = dict(STUDY_PAGE, analyst=404)
 PUBLIC = {role: "ok" for role in ROLES}
 SIGNED_IN = dict({role: "ok" for role in ROLES}, anonymous="login")
 # Submitter pages and API: none of the roles above holds the submitter role (its own access,
@@ -170,6 +173,70 @@ EXPECTED = {
                            dict(STUDY_SUBMIT_PAGE, admin=404)),
     "studies:submission_status": ("GET", {"study_slug": "study", "submission_uuid": ANY_UUID},
                                   dict(STUDY_SUBMIT_PAGE, admin=404)),
+    "studies:new": ("GET", {}, ADMIN_PAGE),  # staff create studies
+    "studies:settings": ("GET", {"study_slug": "study"}, STUDY_MANAGE),
+    # The pages below also serve the default study at their old URLs (further down), with the
+    # study's role instead of the deployment's.
+    "study_console:batches": ("GET", {"study_slug": "study"}, STUDY_MANAGE),
+    "study_console:upload": ("GET", {"study_slug": "study"}, STUDY_MANAGE),
+    "study_console:upload_sample": ("GET", {"study_slug": "study"},
+                                    dict(STUDY_MANAGE, admin=404)),  # no HIT type asked
+    "study_console:batch": ("GET", {"study_slug": "study", "batch_uuid": "batch"}, STUDY_MANAGE),
+    "study_console:status": ("POST", {"study_slug": "study", "batch_uuid": "batch"},
+                             _post_only(STUDY_MANAGE)),
+    "study_console:images": ("POST", {"study_slug": "study", "batch_uuid": "batch"},
+                             _post_only(STUDY_MANAGE)),
+    "study_console:preview": ("GET", {"study_slug": "study", "batch_uuid": "batch",
+                                      "position": "1"}, STUDY_MANAGE),
+    "study_console:launch": ("GET", {"study_slug": "study", "batch_uuid": "batch"},
+                             STUDY_MANAGE),
+    "study_console:review": ("GET", {"study_slug": "study", "batch_uuid": "batch"},
+                             STUDY_MANAGE),
+    "study_console:block": ("GET", {"study_slug": "study", "batch_uuid": "batch"},
+                            dict(STUDY_MANAGE, admin=404)),  # no ?worker
+    "study_console:results": ("GET", {"study_slug": "study", "batch_uuid": "batch",
+                                      "fmt": "csv"}, STUDY_MANAGE),
+    "study_console:money": ("GET", {"study_slug": "study", "batch_uuid": "batch"}, STUDY_MANAGE),
+    "study_console:money_approve": ("POST", {"study_slug": "study", "batch_uuid": "batch"},
+                                    _post_only(STUDY_MANAGE)),
+    "study_console:money_bonus": ("POST", {"study_slug": "study", "batch_uuid": "batch"},
+                                  _post_only(STUDY_MANAGE)),
+    "study_console:money_bonus_retry": ("POST", {"study_slug": "study", "batch_uuid": "batch",
+                                                 "bonus_uuid": ANY_UUID},
+                                        _post_only(dict(STUDY_MANAGE, admin=404))),
+    "study_console:money_payout": ("POST", {"study_slug": "study", "batch_uuid": "batch"},
+                                   _post_only(STUDY_MANAGE)),
+    "study_console:money_export": ("GET", {"study_slug": "study", "batch_uuid": "batch"},
+                                   STUDY_MANAGE),
+    "study_judges:run_list": ("GET", {"study_slug": "study"}, STUDY_PAGE),
+    "study_judges:run_new": ("GET", {"study_slug": "study"}, STUDY_PAGE),
+    "study_judges:run_detail": ("GET", {"study_slug": "study", "run_uuid": "judge_run"},
+                                STUDY_PAGE),
+    "study_judges:run_cancel": ("POST", {"study_slug": "study", "run_uuid": "judge_run"},
+                                _post_only(STUDY_MANAGE)),
+    "study_judges:run_resume": ("POST", {"study_slug": "study", "run_uuid": "judge_run"},
+                                _post_only(STUDY_MANAGE)),
+    "study_reports:report_list": ("GET", {"study_slug": "study"}, STUDY_PAGE),
+    "study_reports:report_start": ("POST", {"study_slug": "study"}, _post_only(STUDY_PAGE)),
+    "study_reports:report_detail": ("GET", {"study_slug": "study", "report_uuid": "report"},
+                                    STUDY_PAGE),
+    "study_reports:report_file": ("GET", {"study_slug": "study", "report_uuid": "report",
+                                          "name": "report_file"}, STUDY_PAGE),
+    "study_reports:report_status": ("GET", {"study_slug": "study", "report_uuid": "report"},
+                                    STUDY_PAGE),
+    "study_reports:report_restart": ("POST", {"study_slug": "study", "report_uuid": "report"},
+                                     _post_only(STUDY_PAGE)),
+    "study_reports:report_delete": ("GET", {"study_slug": "study", "report_uuid": "report"},
+                                    STUDY_PAGE),
+    "study_review:list": ("GET", {"study_slug": "study"}, STUDY_PAGE),
+    "study_review:item": ("GET", {"study_slug": "study", "comparison_uuid": "comparison"},
+                          STUDY_PAGE),
+    "study_review:adjudicate": ("POST", {"study_slug": "study",
+                                         "comparison_uuid": "comparison"},
+                                _post_only(STUDY_PAGE)),
+    "study_review:more_votes": ("POST", {"study_slug": "study",
+                                         "comparison_uuid": "comparison"},
+                                _post_only(STUDY_PAGE)),
     # Agreement reports.
     "agreement:report_list": ("GET", {}, ANALYST_PAGE),
     "agreement:report_start": ("POST", {}, _post_only(ANALYST_PAGE)),

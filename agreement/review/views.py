@@ -9,7 +9,6 @@ from django.contrib import messages
 from django.core.exceptions import BadRequest, ValidationError
 from django.core.paginator import Paginator
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.core.http import request_text
@@ -18,9 +17,13 @@ from annotation.engine.services.more_votes import MAX_EXTRA
 from judging import review
 from judging.models import Comparison, Judgment
 from judging.services.adjudication import NOTE_LIMIT, item_adjudicate, item_request_votes
-from studies.models import default_study_id
+from studies.access import ANALYZE, study_or_default
+from studies.links import study_reverse
 
 PER_PAGE = 50
+# Each page serves the default study at /review/ (analysts) and any study under
+# /s/<slug>/review/ (its analysts); an item of another study is a 404.
+study_analyst = study_or_default(ANALYZE, analyst_required)
 JUDGE_LENGTH = Judgment._meta.get_field("source").max_length
 PAIR = re.compile(r"\d{1,18}-\d{1,18}")
 
@@ -42,10 +45,10 @@ def _filters(request) -> dict:
             "judge": request_text(request.GET, "judge", max_length=JUDGE_LENGTH), "pair": pair}
 
 
-@analyst_required
-def review_list(request):
+@study_analyst
+def review_list(request, study):
     filters = _filters(request)
-    listing = review.review_listing(**filters)
+    listing = review.review_listing(**filters, study=study)
     page = Paginator(listing.rows, PER_PAGE).get_page(request.GET.get("page"))
     review.load_comparisons(page.object_list)
     query = request.GET.copy()
@@ -55,8 +58,9 @@ def review_list(request):
         "kinds": review.KINDS, "states": review.STATES})
 
 
-def _item_url(comparison_uuid, turn: str) -> str:
-    return f"{reverse('review:item', args=[comparison_uuid])}?{urlencode({'turn': turn})}"
+def _item_url(request, comparison_uuid, turn: str) -> str:
+    item = study_reverse(request, "review:item", comparison_uuid)
+    return f"{item}?{urlencode({'turn': turn})}"
 
 
 class AdjudicationForm(forms.Form):
@@ -71,11 +75,11 @@ class MoreVotesForm(forms.Form):
     extra = forms.IntegerField(min_value=1, max_value=MAX_EXTRA, initial=2)
 
 
-@analyst_required
-def review_item(request, comparison_uuid):
+@study_analyst
+def review_item(request, study, comparison_uuid):
     comparison = get_object_or_404(
         Comparison.objects.select_related("instance", "response_a__model", "response_b__model"),
-        uuid=comparison_uuid, instance__study_id=default_study_id())
+        uuid=comparison_uuid, instance__study=study)
     turn = request_text(request.GET, "turn", max_length=10)
     if turn not in review.TURNS:
         raise BadRequest(f"turn: one of {', '.join(repr(t) for t in review.TURNS)}")
@@ -85,16 +89,16 @@ def review_item(request, comparison_uuid):
         "votes_form": MoreVotesForm(initial={"turn": turn}), "max_extra": MAX_EXTRA})
 
 
-@analyst_required
+@study_analyst
 @require_POST
-def review_adjudicate(request, comparison_uuid):
+def review_adjudicate(request, study, comparison_uuid):
     comparison = get_object_or_404(Comparison, uuid=comparison_uuid,
-                                   instance__study_id=default_study_id())
+                                   instance__study=study)
     form = AdjudicationForm(request.POST)
     turn = form.data.get("turn", "") if form.data.get("turn", "") in review.TURNS else ""
     if not form.is_valid():
         messages.error(request, f"Not adjudicated: {form.errors.as_text()}")
-        return redirect(_item_url(comparison.uuid, turn))
+        return redirect(_item_url(request, comparison.uuid, turn))
     d = form.cleaned_data
     try:
         item_adjudicate(comparison=comparison, turn=d["turn"], choice=d["choice"],
@@ -103,19 +107,19 @@ def review_adjudicate(request, comparison_uuid):
         messages.error(request, f"Not adjudicated: {' '.join(exc.messages)}")
     else:
         messages.success(request, f"Adjudicated: {d['choice']}.")
-    return redirect(_item_url(comparison.uuid, turn))
+    return redirect(_item_url(request, comparison.uuid, turn))
 
 
-@analyst_required
+@study_analyst
 @require_POST
-def review_more_votes(request, comparison_uuid):
+def review_more_votes(request, study, comparison_uuid):
     comparison = get_object_or_404(Comparison, uuid=comparison_uuid,
-                                   instance__study_id=default_study_id())
+                                   instance__study=study)
     form = MoreVotesForm(request.POST)
     turn = form.data.get("turn", "") if form.data.get("turn", "") in review.TURNS else ""
     if not form.is_valid():
         messages.error(request, f"No votes requested: {form.errors.as_text()}")
-        return redirect(_item_url(comparison.uuid, turn))
+        return redirect(_item_url(request, comparison.uuid, turn))
     try:
         task = item_request_votes(comparison=comparison, extra=form.cleaned_data["extra"])
     except ValidationError as exc:
@@ -124,4 +128,4 @@ def review_more_votes(request, comparison_uuid):
         messages.success(request, f"Task {task.position} of “{task.batch.title}” now takes "
                                   f"{task.max_assignments} votes; the batch is "
                                   f"{task.batch.status}.")
-    return redirect(_item_url(comparison.uuid, turn))
+    return redirect(_item_url(request, comparison.uuid, turn))

@@ -11,13 +11,12 @@ from decimal import Decimal
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.core.clients.errors import MarketplaceError
 from annotation.core.csv_safety import SafeWriter
-from annotation.core.permissions import admin_required
 from annotation.engine.selectors_workers import worker_display
 from annotation.models import Assignment, Batch, Bonus, Worker
 from annotation.providers.admin_review import ReviewForm, review_apply
@@ -30,18 +29,16 @@ from annotation.providers.selectors_payments import (
 )
 from annotation.providers.services import local_payout_record, worker_bonus
 from annotation.providers.services.common import DONE
+from studies.links import study_redirect
 
 from .forms import BonusForm, PayoutForm
 from .selectors import review_filter, review_rows
+from .views import _batch, study_admin
 
 _BONUS_REFUSALS = (BudgetExceeded, MarketplaceError, ValidationError)
 _UNSENT = (Bonus.Status.PENDING, Bonus.Status.FAILED)
 EXPORT_COLUMNS = ("worker", "worker_id", "provider", "approved_answers", "earned_usd",
                   "paid_usd", "owed_usd")
-
-
-def _batch(batch_uuid) -> Batch:
-    return get_object_or_404(Batch, uuid=batch_uuid)
 
 
 def _local(batch: Batch) -> bool:
@@ -67,10 +64,10 @@ def _bonus_workers(batch: Batch) -> list[tuple[str, str]]:
     return sorted(((str(w.uuid), worker_display(w)) for w in workers), key=lambda c: c[1])
 
 
-@admin_required
+@study_admin
 @require_GET
-def batch_money(request, batch_uuid):
-    batch = _batch(batch_uuid)
+def batch_money(request, study, batch_uuid):
+    batch = _batch(study, batch_uuid)
     return _page(request, batch, BonusForm(workers=_bonus_workers(batch),
                                            initial={"key": uuid.uuid4().hex}))
 
@@ -93,12 +90,12 @@ def _page(request, batch, bonus_form, status=200):
         "unsent": _UNSENT, "bonus_form": bonus_form}, status=status)
 
 
-@admin_required
+@study_admin
 @require_POST
-def money_approve(request, batch_uuid):
+def money_approve(request, study, batch_uuid):
     """Approve every submitted answer, or those the review filter in the query string lists
     (only submitted ones: a rejection is overridden on the review page)."""
-    batch = _batch(batch_uuid)
+    batch = _batch(study, batch_uuid)
     rows = review_rows(batch, replace(review_filter(batch, request.GET), status="submitted"))
     form = ReviewForm({"decision": "approve", "matching": "on",
                        "reason": request.POST.get("reason", "")},
@@ -108,14 +105,14 @@ def money_approve(request, batch_uuid):
     else:
         for error in form.non_field_errors() or ["Nothing was approved."]:
             messages.error(request, error)
-    return redirect("console:money", batch.uuid)
+    return study_redirect(request, "console:money", batch.uuid)
 
 
-@admin_required
+@study_admin
 @require_POST
-def money_bonus(request, batch_uuid):
+def money_bonus(request, study, batch_uuid):
     """A bonus to one worker, on their latest answer in the batch (approved ones first)."""
-    batch = _batch(batch_uuid)
+    batch = _batch(study, batch_uuid)
     form = BonusForm(request.POST, workers=_bonus_workers(batch))
     if form.is_valid():
         data = form.cleaned_data
@@ -132,16 +129,16 @@ def money_bonus(request, batch_uuid):
         else:
             messages.success(request, f"Bonus of ${bonus.amount} to "
                                       f"{worker_display(bonus.worker)}: {bonus.get_status_display()}.")
-            return redirect("console:money", batch.uuid)
+            return study_redirect(request, "console:money", batch.uuid)
     return _page(request, batch, form, status=400)
 
 
-@admin_required
+@study_admin
 @require_POST
-def money_bonus_retry(request, batch_uuid, bonus_uuid):
+def money_bonus_retry(request, study, batch_uuid, bonus_uuid):
     """Send again a bonus the marketplace refused or that was never sent (same token: paid
     at most once)."""
-    batch = _batch(batch_uuid)
+    batch = _batch(study, batch_uuid)
     bonus = get_object_or_404(Bonus.objects.select_related("assignment__batch",
                                                            "assignment__worker"),
                               uuid=bonus_uuid, batch=batch, status__in=_UNSENT)
@@ -153,20 +150,20 @@ def money_bonus_retry(request, batch_uuid, bonus_uuid):
                                                          or [str(exc)]))
     else:
         messages.success(request, f"Bonus of ${bonus.amount}: {bonus.get_status_display()}.")
-    return redirect("console:money", batch.uuid)
+    return study_redirect(request, "console:money", batch.uuid)
 
 
-@admin_required
+@study_admin
 @require_POST
-def money_payout(request, batch_uuid):
+def money_payout(request, study, batch_uuid):
     """Local batches: record that one worker (or everyone owed) was paid what they are owed."""
-    batch = _batch(batch_uuid)
+    batch = _batch(study, batch_uuid)
     if not _local(batch):
         raise Http404("Marketplace batches are paid by approving their work.")
     form = PayoutForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Choose whom you paid; a reference is at most 200 characters.")
-        return redirect("console:money", batch.uuid)
+        return study_redirect(request, "console:money", batch.uuid)
     who, reference = form.cleaned_data["worker"], form.cleaned_data["reference"]
     due = [line for line in local_payouts_due(batch) if line.outstanding > 0
            and (who == "all" or str(line.worker.uuid) == who)]
@@ -186,14 +183,14 @@ def money_payout(request, batch_uuid):
                                   f"{'s' if len(recorded) != 1 else ''}.")
     elif not due:
         messages.info(request, "Nobody is owed anything for this batch.")
-    return redirect("console:money", batch.uuid)
+    return study_redirect(request, "console:money", batch.uuid)
 
 
-@admin_required
+@study_admin
 @require_GET
-def money_export(request, batch_uuid):
+def money_export(request, study, batch_uuid):
     """What each worker earned, was paid and is owed, as CSV (full precision)."""
-    batch = _batch(batch_uuid)
+    batch = _batch(study, batch_uuid)
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     stamp = timezone.now().strftime("%Y%m%d")
     response["Content-Disposition"] = f'attachment; filename="owed-{batch.uuid}-{stamp}.csv"'

@@ -9,26 +9,26 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 
 from annotation.core.clients.errors import MarketplaceError
-from annotation.core.permissions import admin_required
 from annotation.engine.hit_types import get_hit_type
 from annotation.engine.selectors import active_seconds
 from annotation.engine.selectors_workers import worker_display
 from annotation.models import Assignment, Batch, Worker
 from annotation.providers.admin_review import ReviewForm, assignments_page, review_apply
 from annotation.providers.services import provider_worker_block, worker_block_and_reject
+from studies.links import study_redirect, study_reverse
 
 from .forms import BlockForm
 from .selectors import FLAGS, GOLD, STATUSES, answer_words, review_filter, review_rows, task_view
+from .views import study_admin
 
 REVIEWABLE = ("submitted", "rejected")
 
 
-@admin_required
-def batch_review(request, batch_uuid):
-    batch = get_object_or_404(Batch, uuid=batch_uuid)
+@study_admin
+def batch_review(request, study, batch_uuid):
+    batch = get_object_or_404(Batch, uuid=batch_uuid, study=study)
     hit = get_hit_type(batch.hit_type)
     f = review_filter(batch, request.GET)
     rows = review_rows(batch, f)
@@ -57,13 +57,13 @@ def batch_review(request, batch_uuid):
         "count": page.paginator.count, "reviewable": reviewable,
         "statuses": STATUSES, "flags": FLAGS, "gold": GOLD, "answers": f.answer_values,
         "query": urlencode(query), "has_filter": bool(set(query) - {"status"}),
-        "block_url": reverse("console:block", args=[batch.uuid])})
+        "block_url": study_reverse(request, "console:block", batch.uuid)})
 
 
-@admin_required
-def worker_block_page(request, batch_uuid):
+@study_admin
+def worker_block_page(request, study, batch_uuid):
     """GET: what blocking ``?worker=<uuid>`` means, and the reason to give; POST: block."""
-    batch = get_object_or_404(Batch, uuid=batch_uuid)
+    batch = get_object_or_404(Batch, uuid=batch_uuid, study=study)
     worker = get_object_or_404(Worker.objects.select_related("user"),
                                uuid=_uuid(request.GET.get("worker")))
     pending = Assignment.objects.filter(batch=batch, worker=worker,
@@ -95,7 +95,7 @@ def _blocked(request, batch, worker, rejected, errors):
                               + ". They see your reason.")
     for error in errors:
         messages.warning(request, f"Marketplace: {error}")
-    return redirect("console:review", batch.uuid)
+    return study_redirect(request, "console:review", batch.uuid)
 
 
 def _uuid(value):

@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.core.clients import mturk as mturk_client
@@ -25,6 +25,8 @@ from annotation.models import Batch, Task, Worker
 from annotation.providers.costs import BudgetExceeded
 from annotation.providers.selectors import batch_costs
 from annotation.providers.services import batch_launch, config_for
+from studies.access import MANAGE, study_or_default
+from studies.links import study_redirect
 
 from .forms import StatusForm, UploadForm
 from .selectors import batch_summaries
@@ -35,23 +37,28 @@ POSITION_MAX = 2 ** 31 - 1
 _LAUNCH_REFUSALS = (MarketplaceError, BudgetExceeded, ValidationError)
 
 
-def _batch(batch_uuid) -> Batch:
-    return get_object_or_404(Batch, uuid=batch_uuid)
+# Each page serves the default study at /batches/ (admins) and any study under
+# /s/<slug>/batches/ (its owners); a batch of another study is a 404.
+study_admin = study_or_default(MANAGE, admin_required)
 
 
-@admin_required
+def _batch(study, batch_uuid) -> Batch:
+    return get_object_or_404(Batch, uuid=batch_uuid, study=study)
+
+
+@study_admin
 @require_GET
-def batch_list(request):
-    page = Paginator(Batch.objects.order_by("-created_at", "-pk"), LIST_PAGE).get_page(
-        request.GET.get("page"))
+def batch_list(request, study):
+    batches = Batch.objects.filter(study=study).order_by("-created_at", "-pk")
+    page = Paginator(batches, LIST_PAGE).get_page(request.GET.get("page"))
     return render(request, "annotation/console/batch_list.html", {
         "page": page, "rows": batch_summaries(page.object_list)})
 
 
-@admin_required
+@study_admin
 @require_GET
-def batch_detail(request, batch_uuid):
-    batch = _batch(batch_uuid)
+def batch_detail(request, study, batch_uuid):
+    batch = _batch(study, batch_uuid)
     summary = batch_summaries([batch], with_eta=True)[0]
     tasks = batch.tasks.order_by("position").only("uuid", "position", "is_gold")[:TASKS_SHOWN]
     return render(request, "annotation/console/batch_detail.html", {
@@ -66,57 +73,57 @@ def _study_money(batch: Batch) -> dict:
             "study_needed": batch_study_cost(batch, batch.study)}
 
 
-@admin_required
+@study_admin
 @require_POST
-def batch_status(request, batch_uuid):
+def batch_status(request, study, batch_uuid):
     """Activate (after the broken images, if any, were seen and accepted), pause or finish."""
-    batch = _batch(batch_uuid)
+    batch = _batch(study, batch_uuid)
     form = StatusForm(request.POST)
     if not form.is_valid():
         messages.error(request, "Choose activate, pause or finish.")
-        return redirect("console:batch", batch.uuid)
+        return study_redirect(request, "console:batch", batch.uuid)
     status = form.cleaned_data["status"]
     if (status == Batch.Status.ACTIVE and batch.image_problems
             and not form.cleaned_data["images_checked"]):
         messages.error(request, f"{len(batch.image_problems)} image URL(s) are broken: tick "
                                 "“Activate anyway” to open the batch with them, or upload a "
                                 "corrected file.")
-        return redirect("console:batch", batch.uuid)
+        return study_redirect(request, "console:batch", batch.uuid)
     try:
         batch_set_status(batch, status)
     except ValidationError as exc:
         messages.error(request, "; ".join(exc.messages))
     else:
         messages.success(request, f"“{batch.title}” is now {batch.get_status_display().lower()}.")
-    return redirect("console:batch", batch.uuid)
+    return study_redirect(request, "console:batch", batch.uuid)
 
 
-@admin_required
+@study_admin
 @require_POST
-def batch_images(request, batch_uuid):
+def batch_images(request, study, batch_uuid):
     """Fetch the batch's image URLs again (after fixing the server that serves them)."""
-    batch = _batch(batch_uuid)
+    batch = _batch(study, batch_uuid)
     problems = batch_check_images(batch)
     if problems:
         messages.warning(request, f"{len(problems)} image URL(s) are still broken.")
     else:
         messages.success(request, "Every image URL of this batch shows an image.")
-    return redirect("console:batch", batch.uuid)
+    return study_redirect(request, "console:batch", batch.uuid)
 
 
-@admin_required
+@study_admin
 @require_GET
-def batch_results(request, batch_uuid, fmt):
+def batch_results(request, study, batch_uuid, fmt):
     """The batch's results (one row per answer, with the task's ``input.*`` columns)."""
     if fmt not in FORMATS:
         raise Http404("Unknown results format.")
-    return results_response([_batch(batch_uuid)], fmt)
+    return results_response([_batch(study, batch_uuid)], fmt)
 
 
 # --- upload wizard -----------------------------------------------------------------------------
 
-@admin_required
-def batch_upload_page(request):
+@study_admin
+def batch_upload_page(request, study):
     """Step 1 without ``hit_type``: choose one. Then its columns, a sample and the form."""
     slug = request.POST.get("hit_type") or request.GET.get("hit_type") or ""
     try:
@@ -130,7 +137,7 @@ def batch_upload_page(request):
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         try:
-            batch = batch_upload(**{**data, "hit_type": hit.slug},
+            batch = batch_upload(**{**data, "hit_type": hit.slug}, study=study,
                                  hit_options=form.hit_options())
         except AmountRefused as exc:
             form.add_error(exc.field if exc.field in form.fields else None, exc.messages)
@@ -145,16 +152,16 @@ def batch_upload_page(request):
             if batch.image_problems:
                 messages.warning(request, f"{len(batch.image_problems)} image URL(s) are "
                                           "broken: see the list below before activating.")
-            return redirect("console:batch", batch.uuid)
+            return study_redirect(request, "console:batch", batch.uuid)
     return render(request, "annotation/console/upload.html", {
         "hit": hit, "form": form, "columns": upload_help.payload_columns(hit),
         "rule": upload_help.payload_rule(hit), "sample": upload_help.example_rows(hit)[:1],
         "max_mb": _max_mb()})
 
 
-@admin_required
+@study_admin
 @require_GET
-def batch_upload_sample(request):
+def batch_upload_sample(request, study):
     """A HIT type's sample rows as a file (``?hit_type=…&format=csv|jsonl``)."""
     fmt = request.GET.get("format", "csv")
     if fmt not in SAMPLE_TYPES:
@@ -176,12 +183,12 @@ def _max_mb() -> str:
 
 # --- preview and launch ------------------------------------------------------------------------
 
-@admin_required
+@study_admin
 @require_GET
-def task_preview(request, batch_uuid, position):
+def task_preview(request, study, batch_uuid, position):
     """Task ``position`` exactly as a worker sees it, with answering disabled: nothing is
     claimed and nothing can be submitted (the page's form has nowhere to post)."""
-    batch = _batch(batch_uuid)
+    batch = _batch(study, batch_uuid)
     if position > POSITION_MAX:  # past the column's range: no such task (not a DB error)
         raise Http404("No such task.")
     task = get_object_or_404(Task.objects.select_related("batch"), batch=batch,
@@ -191,10 +198,10 @@ def task_preview(request, batch_uuid, position):
     return render_task(request, task=task, preview=True)
 
 
-@admin_required
-def batch_launch_page(request, batch_uuid):
+@study_admin
+def batch_launch_page(request, study, batch_uuid):
     """Publish on the batch's marketplace after the estimate (MTurk production asks twice)."""
-    batch = _batch(batch_uuid)
+    batch = _batch(study, batch_uuid)
     local = batch.provider == Worker.Provider.LOCAL
     mturk = batch.provider == Worker.Provider.MTURK
     production = mturk and mturk_client.is_production()
@@ -215,7 +222,7 @@ def batch_launch_page(request, batch_uuid):
                 messages.success(request, f"Launched “{batch.title}”: {report.created} new, "
                                           f"{report.reused} already published, of "
                                           f"{report.total}.")
-                return redirect("console:batch", batch.uuid)
+                return study_redirect(request, "console:batch", batch.uuid)
     return render(request, "annotation/console/launch.html", {
         "batch": batch, "local": local, "production": production,
         "costs": batch_costs(batch), "tasks": batch.tasks.count(), **_study_money(batch),

@@ -9,7 +9,6 @@ from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count
-from django.forms.fields import InvalidJSONInput
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.response import TemplateResponse
@@ -17,6 +16,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from annotation.core.marketplaces import get_provider
+from annotation.core.form_fields import SafeJSONField
 from annotation.core.money import AmountRefused
 from annotation.engine import upload_help
 from annotation.engine.hit_types import all_hit_types, get_hit_type
@@ -49,24 +49,6 @@ def hit_type_choices() -> list[tuple[str, str]]:
     return [(h.slug, f"{h.title} ({h.slug})") for h in all_hit_types()]
 
 
-class _JSONField(forms.JSONField):
-    """JSON text that Python's parser refuses with ValueError too (an integer of more than
-    4,300 digits) is a form error, not a 500."""
-
-    def to_python(self, value):
-        try:
-            return super().to_python(value)
-        except ValueError:  # what json.loads raises past its digit limit
-            raise forms.ValidationError("Enter valid JSON: a number in it is too long.",
-                                        code="invalid") from None
-
-    def bound_data(self, data, initial):  # the page shown again with the refused text
-        try:
-            return super().bound_data(data, initial)
-        except ValueError:
-            return InvalidJSONInput(data)
-
-
 class BatchUploadForm(forms.Form):
     hit_type = forms.ChoiceField(choices=(), label="HIT type")
     title = forms.CharField(max_length=200)
@@ -95,7 +77,7 @@ class BatchUploadForm(forms.Form):
         min_value=0, required=False, label="Minimum seconds per task",
         help_text="Answers faster than this are refused. Blank: the HIT type's default (a "
                   "share of the time the task takes); 0 accepts answers of any speed.")
-    hit_options = _JSONField(
+    hit_options = SafeJSONField(
         required=False, label="HIT options",
         help_text="The HIT type's per-batch settings as JSON (listed per type below); blank: "
                   "the type's defaults.")

@@ -5,6 +5,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from annotation.models import Batch, Instance, InstructionFamily
+from studies.models import study_pk
 
 from .models import Judge
 from .services import ITEM_SPLITS, RUN_BUDGET, judge_items
@@ -19,8 +20,8 @@ def _split_choices():
             + [(f"category:{n}", f"Category: {n}") for n in names if n])
 
 
-def _source_choices():
-    sources = (Instance.objects.exclude(source="").order_by("source")
+def _source_choices(study):
+    sources = (Instance.objects.filter(study_id=study_pk(study)).exclude(source="").order_by("source")
                .values_list("source", flat=True).distinct())
     return [("", "Every source")] + [(s, s) for s in sources]
 
@@ -39,10 +40,15 @@ class JudgeRunForm(forms.Form):
         help_text="The most this run may spend; a run estimated above it is refused. Empty: "
                   "the site's limit per run.")
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, study=None, **kwargs):
+        """``study``: whose batches, sources and items the run may take (None: the default
+        study's, as the API)."""
         super().__init__(*args, **kwargs)
+        self.study = study
+        self.fields["batch"].queryset = Batch.objects.filter(study_id=study_pk(study)).order_by(
+            "-created_at")
         self.fields["split"].choices = _split_choices()
-        self.fields["source"].choices = _source_choices()
+        self.fields["source"].choices = _source_choices(study)
 
     def clean_budget(self):
         return RUN_BUDGET.parse(self.cleaned_data["budget"], optional=True)
@@ -52,7 +58,8 @@ class JudgeRunForm(forms.Form):
         if self.errors:
             return data
         data["items"] = judge_items(data["judge"], batch=data.get("batch"),
-                                    split=data["split"], source=data.get("source") or "")
+                                    split=data["split"], source=data.get("source") or "",
+                                    study=self.study)
         if not data["items"]:
             raise ValidationError("No item of this judge's kind matches: widen the choice.")
         return data

@@ -204,19 +204,21 @@ def judge_run_start(*, judge: Judge, item_uuids, budget: Decimal | None = None,
 
 
 def judge_run_request(*, judge: Judge, item_uuids, budget=None, created_by: str = "",
-                      dispatch: bool = True) -> JudgeRun:
+                      dispatch: bool = True, study=None) -> JudgeRun:
     """Start a run asked for from the web or the API: priced first and refused, with nothing
     written, when the estimate is above the budget (the run's own, or without one the
-    MAX_JUDGE_BUDGET_USD cap), so nobody starts a run that would stop half-way for money."""
+    MAX_JUDGE_BUDGET_USD cap), so nobody starts a run that would stop half-way for money.
+    ``study``: whose items, and whose run (None: the default study)."""
     budget = RUN_BUDGET.parse(budget, optional=True)
-    estimate = judge_estimate(judge=judge, item_uuids=item_uuids)
+    estimate = judge_estimate(judge=judge, item_uuids=item_uuids, study=study)
     limit = budget if budget is not None else RUN_BUDGET.maximum()[0]
     if estimate.cost > limit:
         raise ValidationError(
             f"The estimated cost ${estimate.cost:.2f} is above the budget ${limit:.2f}: raise "
             "the budget or judge fewer items.", code="over_budget")
     return judge_run_start(judge=judge, item_uuids=item_uuids, budget=budget,
-                           created_by=created_by, dispatch=dispatch, estimate=estimate)
+                           created_by=created_by, dispatch=dispatch, estimate=estimate,
+                           study=study)
 
 
 def _dispatch(run: JudgeRun) -> None:

@@ -66,3 +66,37 @@ def test_setting_a_reference_touches_one_study():
     reference_model_set("y", study=other)
     assert EvalModel.objects.in_study().get(is_reference=True).name == "ref"
     assert EvalModel.objects.in_study(other).get(is_reference=True).name == "y"
+
+
+def test_predictions_go_into_the_study_asked_for_and_match_its_items_only():
+    from judging.models import Response
+    from judging.services.errors import ImportRejected
+    from judging.services.responses import predictions_import
+
+    other = builders.study("other")
+    question = "Which shape is red?"
+    theirs = Instance.objects.create(study=other, instruction=question, stage="done")
+    Instance.objects.create(instruction=question, stage="done")  # the default study's twin
+    data = b'{"instruction": "Which shape is red?", "prediction": "The circle."}\n'
+    report = predictions_import("p.jsonl", data, model="newcomer", study=other)
+    assert (report.created, report.unmatched) == (1, [])
+    (response,) = Response.objects.filter(model__name="newcomer")
+    assert response.instance == theirs and response.model.study_id == other.pk
+    assert not EvalModel.objects.in_study().filter(name="newcomer").exists()
+    with pytest.raises(ImportRejected, match="match"):  # both studies' twins: ambiguous
+        predictions_import("p.jsonl", data, model="newcomer")
+
+
+def test_a_judgments_export_of_one_study_leaves_the_others_out():
+    from judging.services.judgments.exports import judgments_export
+
+    other = builders.study("other")
+    ours = builders.models(None, "ours-a", "ours-b")
+    theirs = builders.models(other, "theirs-a", "theirs-b")
+    builders.voted(None, [(ours["ours-a"], ours["ours-b"], "AB")])
+    builders.voted(other, [(theirs["theirs-a"], theirs["theirs-b"], "A")])
+    mine = judgments_export("csv", study=default_study_id())
+    assert "ours-a" in mine and "theirs-a" not in mine and mine.count("\n") == 3
+    assert "theirs-a" in judgments_export("csv", study=other)
+    everything = judgments_export("csv")
+    assert "ours-a" in everything and "theirs-a" in everything

@@ -80,6 +80,8 @@ def export_rows(*, source: str | None = None, study=None) -> list[dict]:
           .order_by("created_at", "pk"))
     if source:
         qs = qs.filter(source=source)
+    if study is not None:
+        qs = qs.filter(Q(comparison__instance__study=study) | Q(response__instance__study=study))
     judgments = list(qs)
     wanted = {str(j.meta.get(f"judgment_{s}")) for j in judgments if j.kind == Judgment.Kind.FEEDBACK
               for s in "ab" if j.meta.get(f"judgment_{s}")}
