@@ -15,8 +15,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from annotation.core.marketplaces import get_provider
 from annotation.core.form_fields import SafeJSONField
+from annotation.core.marketplaces import get_provider
 from annotation.core.money import AmountRefused
 from annotation.engine import upload_help
 from annotation.engine.hit_types import all_hit_types, get_hit_type
