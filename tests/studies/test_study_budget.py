@@ -67,17 +67,17 @@ def test_the_console_refuses_and_shows_the_studys_figures(admin_client):
     study = _study("15")
     batch_set_status(_draft(study), Batch.Status.ACTIVE)
     draft = _draft(study, tasks=1)  # 5 × $1.00 + 20 %: $6.00 of the $3.00 left
-    page = admin_client.get(reverse("console:batch", args=[draft.uuid])).content.decode()
+    page = admin_client.get(reverse("study_console:batch", args=[study.slug, draft.uuid])).content.decode()
     assert 'id="study-spent">$12.00' in page and 'id="study-remaining">$3.00' in page
     assert 'id="study-needed">$6.00' in page
-    response = admin_client.post(reverse("console:status", args=[draft.uuid]),
+    response = admin_client.post(reverse("study_console:status", args=[study.slug, draft.uuid]),
                                  {"status": "active"}, follow=True)
     assert "needs $6.00 (fees included) and the study “Funded” has $3.00 left" in \
         response.content.decode()
     draft.refresh_from_db()
     assert draft.status == Batch.Status.DRAFT
     Batch.objects.filter(pk=draft.pk).update(provider="mturk")  # MTurk's fee: 20 % too
-    launch = admin_client.get(reverse("console:launch", args=[draft.uuid])).content.decode()
+    launch = admin_client.get(reverse("study_console:launch", args=[study.slug, draft.uuid])).content.decode()
     assert 'id="study-remaining">$3.00' in launch and 'id="study-needed">$6.00' in launch
 
 
