@@ -9,7 +9,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotation.models.engine import Assignment, Batch, Task, Worker
-from annotation.providers.prolific.audience import validate_filters
+from annotation.providers.prolific.audience import validate_filter_set_id, validate_filters
 
 PROVIDERS = Worker.Provider.choices
 
@@ -54,6 +54,10 @@ class ProviderConfig(models.Model):
         default=list, blank=True, validators=[validate_filters],
         help_text="Prolific: the study's filters by id with their choices, e.g. "
                   '[{"filter_id": "fluent-languages", "selected_values": ["19"]}]')
+    audience_filter_set_id = models.CharField(
+        max_length=64, blank=True, validators=[validate_filter_set_id],
+        help_text="Prolific: a filter set's id (Prolific's reusable audience), applied with "
+                  "the filters above")
     new_participants_only = models.BooleanField(
         default=False, help_text="Prolific: keep out everyone who took an earlier batch of this "
                                  "HIT type (distinct people across batches)")

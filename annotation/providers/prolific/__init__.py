@@ -144,7 +144,7 @@ class ProlificProvider(Provider):
         if check.below_minimum:
             raise MarketplaceError(check.refusal())
         if ctx.places:
-            eligible = self.eligible_count(self.study_filters(ctx))
+            eligible = self.eligible_count(self.counted_filters(ctx))
             if eligible < ctx.places:
                 raise MarketplaceError(
                     f"Audience too small: {eligible} participants on Prolific match the "
@@ -169,6 +169,30 @@ class ProlificProvider(Provider):
             filters.append({"filter_id": "previous_studies_blocklist",
                             "selected_values": list(ctx.exclude_units)})
         return filters
+
+    def list_filter_sets(self) -> list[dict]:
+        """The workspace's filter sets (id, name, eligible count) a batch may name."""
+        answer = self._request("GET", "filter-sets/",
+                               params={"workspace_id": settings.PROLIFIC_WORKSPACE_ID})
+        return [{"id": s["id"], "name": s.get("name") or s["id"],
+                 "eligible": s.get("eligible_participant_count")}
+                for s in answer.get("results", []) if not s.get("is_deleted")]
+
+    def filter_set(self, filter_set_id: str) -> dict:
+        """One filter set with its current version and filters; a deleted one is refused."""
+        found = self._request("GET", f"filter-sets/{filter_set_id}/")
+        if found.get("is_deleted"):
+            raise MarketplaceError(f"Prolific filter set {filter_set_id} was deleted; choose "
+                                   "another on the launch page.", definite=True)
+        return found
+
+    def counted_filters(self, ctx: LaunchContext) -> list[dict]:
+        """What the eligible count is asked about: the filter set's filters (when the batch
+        names one) and the study's own, since Prolific applies both."""
+        own = self.study_filters(ctx)
+        if not ctx.filter_set_id:
+            return own
+        return [*self.filter_set(ctx.filter_set_id).get("filters", []), *own]
 
     def eligible_count(self, filters: list[dict]) -> int:
         answer = self._request("POST", "eligibility-count/", json={
@@ -276,10 +300,19 @@ class ProlificProvider(Provider):
                 "device_compatibility": (["desktop"] if ctx.desktop_only
                                          else ["desktop", "tablet", "mobile"]),
                 "filters": self.study_filters(ctx),
+                **self._filter_set_fields(ctx),
             })
         if study.get("status", "UNPUBLISHED") == "UNPUBLISHED":
             self._transition(study["id"], "PUBLISH")
         return CreatedHit(study["id"], already_existed=existed)
+
+    def _filter_set_fields(self, ctx: LaunchContext) -> dict:
+        """The study's filter set pinned to its current version (Prolific keeps the version a
+        study was given, so a later edit of the set does not change a running batch)."""
+        if not ctx.filter_set_id:
+            return {}
+        version = self.filter_set(ctx.filter_set_id).get("version")
+        return {"filter_set_id": ctx.filter_set_id, "filter_set_version": version}
 
     def _transition(self, study_id: str, action: str) -> None:
         self._request("POST", f"studies/{study_id}/transition/", json={"action": action})

@@ -2,10 +2,20 @@
 filter id with their choices (``selected_values``) or bounds (``selected_range``), the shape
 Prolific's study and eligibility-count endpoints take. Checked on save so a typo is refused
 with its position instead of reaching Prolific at launch."""
+import re
+
 from django.core.exceptions import ValidationError
 
 GROUP_FILTERS = frozenset({"participant_group_allowlist", "participant_group_blocklist",
                            "previous_studies_blocklist", "previous_studies_allowlist"})
+
+_FILTER_SET_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def validate_filter_set_id(value: str) -> None:
+    """A filter set id goes into an API path, so only Prolific's id characters pass."""
+    if value and not _FILTER_SET_ID.fullmatch(value):
+        raise ValidationError("A Prolific filter set id is letters, digits, - and _ only.")
 
 
 def validate_filters(value) -> None:

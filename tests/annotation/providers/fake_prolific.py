@@ -9,7 +9,8 @@ status code, or ``(status, headers)``.
 Audience, pay and groups: ``filters`` is the filter catalogue, ``eligible`` the count the
 eligibility-count endpoint answers (the last filters asked about are in ``counted``),
 ``reward_recommendation`` the hourly rates in minor units, ``groups`` the participant groups
-(id -> {"id", "name", "members": set}).
+(id -> {"id", "name", "members": set}), ``filter_sets`` the workspace's filter sets (id ->
+the filter-set object: name, version, filters, eligible_participant_count, is_deleted).
 """
 import itertools
 import json
@@ -42,6 +43,7 @@ class FakeProlific:
         self.reward_recommendation = {"currency": "GBP", "min_reward_per_hour": 600,
                                       "recommended_reward_per_hour": 900}
         self.groups: dict[str, dict] = {}
+        self.filter_sets: dict[str, dict] = {}
         self._ids = itertools.count(1)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.base_url = f"http://127.0.0.1:{self._server.server_port}/api/v1/"
@@ -124,6 +126,11 @@ class FakeProlific:
             return 200, {"count": self.eligible}
         if parts == ["reward-recommendations"] and method == "GET":
             return 200, [self.reward_recommendation]
+        if parts == ["filter-sets"] and method == "GET":
+            return 200, {"results": list(self.filter_sets.values())}
+        if len(parts) == 2 and parts[0] == "filter-sets" and method == "GET":
+            found = self.filter_sets.get(parts[1])
+            return (200, found) if found else (404, {"error": "no such filter set"})
         if parts == ["participant-groups"] and method == "GET":
             return 200, {"results": [{"id": g["id"], "name": g["name"]}
                                      for g in self.groups.values()]}
