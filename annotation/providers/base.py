@@ -69,6 +69,8 @@ class LaunchContext:
     exclude_units: tuple[str, ...] = ()  # earlier batches' units whose workers are kept out
     seconds_spent: tuple[float, ...] = ()  # measured times of the batch's submitted work
     desktop_only: bool = False  # the HIT type needs a large screen
+    screen_out_reward: Decimal | None = None  # Prolific: fixed pay of a screened-out place
+    screening_minutes: int = 1
 
 
 class Provider:

@@ -109,6 +109,7 @@ def launch_context(batch: Batch, *, production_confirmed: bool = False,
         seconds_spent=tuple(Assignment.objects.filter(batch=batch, status__in=DONE)
                             .exclude(seconds_spent=None).values_list("seconds_spent", flat=True)),
         desktop_only=get_hit_type(batch.hit_type).desktop_only,
+        screen_out_reward=config.screen_out_reward, screening_minutes=config.screening_minutes,
     )
 
 

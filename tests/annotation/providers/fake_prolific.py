@@ -77,6 +77,9 @@ class FakeProlific:
         if parts == ["studies"] and method == "GET":
             return 200, {"results": list(self.studies.values())}
         if parts == ["studies"] and method == "POST":
+            refusal = self._screening_refusal(body)
+            if refusal:
+                return 400, {"error": refusal}
             study = {**body, "id": f"study{next(self._ids)}", "status": "UNPUBLISHED"}
             self.studies[study["id"]] = study
             return 201, study
@@ -116,6 +119,21 @@ class FakeProlific:
                 return None, None
             return 202, {}
         return 404, {"error": f"no route {method} {path}"}
+
+    @staticmethod
+    def _screening_refusal(body):
+        """In-study screening: one SCREENED_OUT code with a fixed reward within the reward."""
+        screen_outs = [c for c in body.get("completion_codes", [])
+                       if c.get("code_type") == "SCREENED_OUT"]
+        if not body.get("is_custom_screening"):
+            return "SCREENED_OUT code without is_custom_screening" if screen_outs else ""
+        if len(screen_outs) != 1:
+            return "custom screening takes exactly one SCREENED_OUT code"
+        (action,) = screen_outs[0]["actions"]
+        if action.get("action") != "FIXED_SCREEN_OUT_PAYMENT" or not (
+                0 < action.get("fixed_screen_out_reward", 0) <= body["reward"]):
+            return "fixed_screen_out_reward must be positive and at most the reward"
+        return ""
 
     def _audience(self, method, parts, body):
         """Filters, eligible counts, reward recommendations and participant groups."""
