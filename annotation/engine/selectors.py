@@ -15,6 +15,8 @@ from annotation.models import (
     Assignment,
     Batch,
     Bonus,
+    ProviderConfig,
+    ProviderSubmission,
     QualificationGrant,
     Task,
     TaskProblem,
@@ -356,7 +358,21 @@ def batch_costs(batch: Batch, *, extra_bonus: Decimal = ZERO, fees=None) -> Batc
     spent = provider.estimate(reward=batch.reward, assignments=approved,
                               assignments_per_hit=batch.assignments_per_task, bonuses=paid,
                               fees=fees)
-    return BatchCosts(estimate=full, spent=spent.total, budget=batch.budget)
+    return BatchCosts(estimate=full, spent=spent.total + _screen_outs_paid(batch, provider, fees),
+                      budget=batch.budget)
+
+
+def _screen_outs_paid(batch: Batch, provider, fees=None) -> Decimal:
+    """Places screened out on the marketplace are paid its fixed screen-out reward (fees
+    included), though their slot reopens for someone else."""
+    reward = (ProviderConfig.objects.filter(batch=batch)
+              .values_list("screen_out_reward", flat=True).first())
+    if not reward:
+        return ZERO
+    screened = ProviderSubmission.objects.filter(hit__batch=batch,
+                                                 remote_status="screened_out").count()
+    return provider.estimate(reward=reward, assignments=screened,
+                             assignments_per_hit=batch.assignments_per_task, fees=fees).total
 
 
 def batches_overview(batches) -> list[BatchOverview]:

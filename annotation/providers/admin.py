@@ -30,6 +30,7 @@ from annotation.providers.services import (
     assignment_reject,
     batch_expire,
     batch_extend,
+    batch_filter_set_choose,
     batch_launch,
     batch_pause,
     batch_resume,
@@ -47,8 +48,16 @@ class LaunchForm(forms.Form):
     confirm_production = forms.BooleanField(
         required=False, label="This is PRODUCTION Mechanical Turk: real workers, real money")
 
-    def __init__(self, *args, production: bool, **kwargs):
+    filter_set = forms.ChoiceField(
+        required=False, label="Prolific filter set",
+        help_text="Prolific's reusable audience, applied beside the batch's own filters")
+
+    def __init__(self, *args, production: bool, filter_sets=None, **kwargs):
         super().__init__(*args, **kwargs)
+        if filter_sets is None:
+            del self.fields["filter_set"]
+        else:
+            self.fields["filter_set"].choices = [("", "None"), *filter_sets]
         if production:
             self.fields["confirm_production"].required = True
         else:
@@ -117,9 +126,16 @@ class MarketplaceBatchAdmin(BatchMoneyViews, admin.ModelAdmin):
         config_for(batch)
         mturk = batch.provider == "mturk"
         production = mturk and mturk_client.is_production()
-        form = LaunchForm(request.POST or None, production=production)
+        prolific = batch.provider == "prolific"
+        facts = prolific_launch_facts(batch) if prolific else None
+        form = LaunchForm(request.POST or None, production=production,
+                          initial={"filter_set": config_for(batch).audience_filter_set_id},
+                          filter_sets=facts.filter_set_choices() if prolific else None)
         if request.method == "POST" and form.is_valid():
             try:
+                if prolific:
+                    batch_filter_set_choose(batch, form.cleaned_data["filter_set"],
+                                            actor=request.user.get_username())
                 report = batch_launch(
                     batch, actor=request.user.get_username(),
                     production_confirmed=form.cleaned_data.get("confirm_production", False))
@@ -129,13 +145,14 @@ class MarketplaceBatchAdmin(BatchMoneyViews, admin.ModelAdmin):
                 messages.success(request, f"Launched “{batch.title}”: {report.created} new, "
                                           f"{report.reused} already published, of {report.total}.")
                 return redirect("admin:annotation_marketplacebatch_changelist")
+            if prolific:
+                facts = prolific_launch_facts(batch)  # the audience as it now stands
         context = {**self.admin_site.each_context(request), "opts": self.model._meta,
                    "title": f"Launch “{batch.title}” on {batch.get_provider_display()}",
                    "batch": batch, "form": form, "costs": batch_costs(batch),
                    "production": production, "tasks": batch.tasks.count(),
                    "mturk_endpoint": mturk_client.endpoint() if mturk else "",
-                   "prolific": (prolific_launch_facts(batch)
-                                if batch.provider == "prolific" else None)}
+                   "prolific": facts}
         return render(request, "admin/annotation/marketplacebatch/launch.html", context)
 
     def _each(self, request, queryset, service, verb):

@@ -65,9 +65,12 @@ class LaunchContext:
     production_confirmed: bool = False
     places: int = 0  # assignments the launch publishes (one participant each on Prolific)
     audience_filters: tuple[dict, ...] = ()  # the marketplace's own filters, by id
+    filter_set_id: str = ""  # a Prolific filter set applied beside those filters
     exclude_units: tuple[str, ...] = ()  # earlier batches' units whose workers are kept out
     seconds_spent: tuple[float, ...] = ()  # measured times of the batch's submitted work
     desktop_only: bool = False  # the HIT type needs a large screen
+    screen_out_reward: Decimal | None = None  # Prolific: fixed pay of a screened-out place
+    screening_minutes: int = 1
 
 
 class Provider:

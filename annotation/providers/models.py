@@ -5,11 +5,16 @@ crash half-way can be resumed without paying or publishing twice.
 """
 import uuid
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
 from annotation.models.engine import Assignment, Batch, Task, Worker
-from annotation.providers.prolific.audience import validate_filters
+from annotation.providers.prolific.audience import (
+    screen_out_bounds_problem,
+    validate_filter_set_id,
+    validate_filters,
+)
 
 PROVIDERS = Worker.Provider.choices
 
@@ -54,12 +59,29 @@ class ProviderConfig(models.Model):
         default=list, blank=True, validators=[validate_filters],
         help_text="Prolific: the study's filters by id with their choices, e.g. "
                   '[{"filter_id": "fluent-languages", "selected_values": ["19"]}]')
+    audience_filter_set_id = models.CharField(
+        max_length=64, blank=True, validators=[validate_filter_set_id],
+        help_text="Prolific: a filter set's id (Prolific's reusable audience), applied with "
+                  "the filters above")
+    screen_out_reward = models.DecimalField(
+        max_digits=8, decimal_places=2, null=True, blank=True,
+        help_text="Prolific: the fixed reward of a participant screened out in the study "
+                  "(empty: nobody is screened out)")
+    screening_minutes = models.PositiveSmallIntegerField(
+        default=1, help_text="Prolific: minutes the screening takes (for the screen-out "
+                             "reward's hourly rate)")
     new_participants_only = models.BooleanField(
         default=False, help_text="Prolific: keep out everyone who took an earlier batch of this "
                                  "HIT type (distinct people across batches)")
 
     def __str__(self) -> str:
         return f"Marketplace settings of {self.batch}"
+
+    def clean(self) -> None:
+        if self.screen_out_reward is not None:
+            problem = screen_out_bounds_problem(self.screen_out_reward, self.batch.reward)
+            if problem:
+                raise ValidationError({"screen_out_reward": problem})
 
 
 class ProviderHit(models.Model):

@@ -41,7 +41,7 @@ from annotation.providers.base import (
 )
 from annotation.providers.costs import FeeSchedule
 from annotation.providers.prolific import statuses
-from annotation.providers.prolific.pay import PayCheck, pay_check
+from annotation.providers.prolific.pay import PayCheck, pay_check, screen_out_problem
 
 # A rate is not stored, so its places are ours: 6 takes any percentage to 4 decimals.
 FEE_RATE = MoneyField("Prolific fee rate (PROLIFIC_FEE_RATE)", limit_setting="MAX_FEE_RATE",
@@ -56,6 +56,11 @@ RECOMMENDATIONS_TTL_S = 3600
 
 
 sleep: Callable[[float], None] = time.sleep  # tests replace it
+
+
+def screen_out_code(completion_code: str) -> str:
+    """The code a screened-out participant returns with: distinct from the completion code."""
+    return f"SO{completion_code}"
 
 
 def study_token(batch_uuid) -> str:
@@ -143,8 +148,14 @@ class ProlificProvider(Provider):
         check = self.pay_check(ctx)
         if check.below_minimum:
             raise MarketplaceError(check.refusal())
+        if ctx.screen_out_reward is not None:
+            problem = screen_out_problem(ctx.screen_out_reward, ctx.reward,
+                                         screening_minutes=ctx.screening_minutes,
+                                         minimum=check.minimum)
+            if problem:
+                raise MarketplaceError(problem)
         if ctx.places:
-            eligible = self.eligible_count(self.study_filters(ctx))
+            eligible = self.eligible_count(self.counted_filters(ctx))
             if eligible < ctx.places:
                 raise MarketplaceError(
                     f"Audience too small: {eligible} participants on Prolific match the "
@@ -169,6 +180,30 @@ class ProlificProvider(Provider):
             filters.append({"filter_id": "previous_studies_blocklist",
                             "selected_values": list(ctx.exclude_units)})
         return filters
+
+    def list_filter_sets(self) -> list[dict]:
+        """The workspace's filter sets (id, name, eligible count) a batch may name."""
+        answer = self._request("GET", "filter-sets/",
+                               params={"workspace_id": settings.PROLIFIC_WORKSPACE_ID})
+        return [{"id": s["id"], "name": s.get("name") or s["id"],
+                 "eligible": s.get("eligible_participant_count")}
+                for s in answer.get("results", []) if not s.get("is_deleted")]
+
+    def filter_set(self, filter_set_id: str) -> dict:
+        """One filter set with its current version and filters; a deleted one is refused."""
+        found = self._request("GET", f"filter-sets/{filter_set_id}/")
+        if found.get("is_deleted"):
+            raise MarketplaceError(f"Prolific filter set {filter_set_id} was deleted; choose "
+                                   "another on the launch page.", definite=True)
+        return found
+
+    def counted_filters(self, ctx: LaunchContext) -> list[dict]:
+        """What the eligible count is asked about: the filter set's filters (when the batch
+        names one) and the study's own, since Prolific applies both."""
+        own = self.study_filters(ctx)
+        if not ctx.filter_set_id:
+            return own
+        return [*self.filter_set(ctx.filter_set_id).get("filters", []), *own]
 
     def eligible_count(self, filters: list[dict]) -> int:
         answer = self._request("POST", "eligibility-count/", json={
@@ -269,17 +304,39 @@ class ProlificProvider(Provider):
                 "external_study_url": f"{spec.url}?{_URL_PARAMS}",
                 "prolific_id_option": "url_parameters",
                 "completion_codes": [{"code": ctx.completion_code, "code_type": "COMPLETED",
-                                      "actions": [{"action": "MANUALLY_REVIEW"}]}],
+                                      "actions": [{"action": "MANUALLY_REVIEW"}]},
+                                     *self._screen_out_codes(ctx, spec.max_assignments)],
                 "total_available_places": spec.max_assignments,
                 "estimated_completion_time": ctx.estimated_minutes,
                 "reward": int(Decimal(ctx.reward) * 100),
                 "device_compatibility": (["desktop"] if ctx.desktop_only
                                          else ["desktop", "tablet", "mobile"]),
                 "filters": self.study_filters(ctx),
+                **self._filter_set_fields(ctx),
+                **({"is_custom_screening": True} if ctx.screen_out_reward is not None else {}),
             })
         if study.get("status", "UNPUBLISHED") == "UNPUBLISHED":
             self._transition(study["id"], "PUBLISH")
         return CreatedHit(study["id"], already_existed=existed)
+
+    @staticmethod
+    def _screen_out_codes(ctx: LaunchContext, places: int) -> list[dict]:
+        """In-study screening: one SCREENED_OUT code paying a fixed reward (in minor units),
+        for at most every place of the study."""
+        if ctx.screen_out_reward is None:
+            return []
+        return [{"code": screen_out_code(ctx.completion_code), "code_type": "SCREENED_OUT",
+                 "actions": [{"action": "FIXED_SCREEN_OUT_PAYMENT",
+                              "fixed_screen_out_reward": int(ctx.screen_out_reward * 100),
+                              "slots": places}]}]
+
+    def _filter_set_fields(self, ctx: LaunchContext) -> dict:
+        """The study's filter set pinned to its current version (Prolific keeps the version a
+        study was given, so a later edit of the set does not change a running batch)."""
+        if not ctx.filter_set_id:
+            return {}
+        version = self.filter_set(ctx.filter_set_id).get("version")
+        return {"filter_set_id": ctx.filter_set_id, "filter_set_version": version}
 
     def _transition(self, study_id: str, action: str) -> None:
         self._request("POST", f"studies/{study_id}/transition/", json={"action": action})

@@ -2,10 +2,21 @@
 filter id with their choices (``selected_values``) or bounds (``selected_range``), the shape
 Prolific's study and eligibility-count endpoints take. Checked on save so a typo is refused
 with its position instead of reaching Prolific at launch."""
+import re
+from decimal import Decimal
+
 from django.core.exceptions import ValidationError
 
 GROUP_FILTERS = frozenset({"participant_group_allowlist", "participant_group_blocklist",
                            "previous_studies_blocklist", "previous_studies_allowlist"})
+
+_FILTER_SET_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def validate_filter_set_id(value: str) -> None:
+    """A filter set id goes into an API path, so only Prolific's id characters pass."""
+    if value and not _FILTER_SET_ID.fullmatch(value):
+        raise ValidationError("A Prolific filter set id is letters, digits, - and _ only.")
 
 
 def validate_filters(value) -> None:
@@ -34,3 +45,15 @@ def validate_filters(value) -> None:
                 or not all(isinstance(b, int | float) and not isinstance(b, bool)
                            for b in bounds.values())):
             raise ValidationError(f"{where}: selected_range takes numeric lower and/or upper.")
+
+
+def screen_out_bounds_problem(screen_out_reward, reward) -> str:
+    """Why a screen-out reward is out of bounds ("" when it is not): more than 0 and at most
+    the full reward (a screened-out participant did less than the task)."""
+    screen_out_reward, reward = Decimal(screen_out_reward), Decimal(reward)
+    if screen_out_reward <= 0:
+        return "The screen-out reward must be more than 0."
+    if screen_out_reward > reward:
+        return (f"The screen-out reward ({screen_out_reward:.2f}) cannot be more than the "
+                f"reward ({reward:.2f}).")
+    return ""

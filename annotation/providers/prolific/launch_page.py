@@ -19,7 +19,18 @@ class ProlificLaunchFacts:
     eligible: int | None = None
     places: int = 0
     study_links: list[str] = field(default_factory=list)
+    filter_sets: list[dict] = field(default_factory=list)  # the workspace's, as listed
+    filter_set_id: str = ""  # the batch's chosen set
     errors: list[str] = field(default_factory=list)
+
+    def filter_set_choices(self) -> list[tuple[str, str]]:
+        """The listed sets with their eligible counts; the chosen one stays choosable even
+        when Prolific could not list it just now."""
+        choices = [(s["id"], f"{s['name']} ({s['eligible']} eligible)"
+                    if s["eligible"] is not None else s["name"]) for s in self.filter_sets]
+        if self.filter_set_id and self.filter_set_id not in dict(choices):
+            choices.append((self.filter_set_id, f"{self.filter_set_id} (not listed now)"))
+        return choices
 
 
 def prolific_launch_facts(batch: Batch, provider: ProlificProvider | None = None
@@ -30,12 +41,13 @@ def prolific_launch_facts(batch: Batch, provider: ProlificProvider | None = None
     ctx = launch_context(batch, qualification_type_id=(
         (qualification.provider_ids or {}).get("prolific", "") if qualification else ""))
     provider = provider or ProlificProvider()
-    facts = ProlificLaunchFacts(places=ctx.places, study_links=[
+    facts = ProlificLaunchFacts(places=ctx.places, filter_set_id=ctx.filter_set_id, study_links=[
         STUDY_PAGE.format(study) for study in ProviderHit.objects.filter(batch=batch)
         .exclude(external_id="").values_list("external_id", flat=True)])
     try:
+        facts.filter_sets = provider.list_filter_sets()
         facts.pay = provider.pay_check(ctx)
-        facts.eligible = provider.eligible_count(provider.study_filters(ctx))
+        facts.eligible = provider.eligible_count(provider.counted_filters(ctx))
     except MarketplaceError as exc:
         facts.errors.append(str(exc))
     return facts

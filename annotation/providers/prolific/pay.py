@@ -1,5 +1,5 @@
 """Fair pay on Prolific: the hourly rate a reward implies, judged against Prolific's floor and
-its recommendation (pure: no Django; amounts in the currency's major unit, e.g. 8.00 = $8).
+its recommendation (pure: no models or settings; amounts in the currency's major unit, e.g. 8.00 = $8).
 
 Prolific refuses to publish below its minimum hourly rate and recommends a higher one; both
 come from its reward-recommendations endpoint (or settings when it cannot be reached). A
@@ -9,6 +9,8 @@ task takes: the measured median once enough work is in, the batch's estimate bef
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from statistics import median
+
+from annotation.providers.prolific.audience import screen_out_bounds_problem
 
 MIN_MEASURED = 5  # submissions before the measured median replaces the estimate
 CENT = Decimal("0.01")
@@ -62,3 +64,19 @@ def pay_check(*, reward: Decimal, estimated_minutes: int, seconds_spent: list[fl
     minutes, measured = task_minutes(estimated_minutes, seconds_spent)
     return PayCheck(hourly=hourly_rate(reward, minutes), minutes=minutes, measured=measured,
                     minimum=Decimal(minimum), recommended=Decimal(recommended))
+
+
+def screen_out_problem(screen_out_reward: Decimal, reward: Decimal, *, screening_minutes: int = 1,
+                       minimum: Decimal | None = None) -> str:
+    """Why a screen-out reward cannot be used ("" when it can): the bounds of
+    ``screen_out_bounds_problem``, and (when Prolific's floor is known) the floor per hour on
+    the screening time."""
+    problem = screen_out_bounds_problem(screen_out_reward, reward)
+    if problem or minimum is None:
+        return problem
+    hourly = hourly_rate(Decimal(screen_out_reward), Decimal(max(1, screening_minutes)))
+    if hourly < Decimal(minimum):
+        return (f"Screen-out pay below Prolific's minimum: {hourly:.2f} per hour "
+                f"({screening_minutes} min of screening), under the minimum "
+                f"{Decimal(minimum):.2f} per hour. Raise the screen-out reward.")
+    return ""

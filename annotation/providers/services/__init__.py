@@ -23,7 +23,14 @@ from .common import (
     launch_context,
     launch_guard,
 )
-from .launch import batch_expire, batch_extend, batch_launch, batch_pause, batch_resume
+from .launch import (
+    batch_expire,
+    batch_extend,
+    batch_filter_set_choose,
+    batch_launch,
+    batch_pause,
+    batch_resume,
+)
 from .local_review import local_assignment_approve, local_assignment_reject, local_auto_approve
 from .payouts import local_payout_record
 from .prolific_hooks import HookOutcome, prolific_hook_receive
@@ -44,6 +51,7 @@ from .workers import (
 )
 
 __all__ = [
+    "batch_filter_set_choose",
     "HookOutcome",
     "batch_review",
     "prolific_hook_receive",

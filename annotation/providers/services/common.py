@@ -104,10 +104,12 @@ def launch_context(batch: Batch, *, production_confirmed: bool = False,
         production_confirmed=production_confirmed,
         places=sum(Task.objects.filter(batch=batch).values_list("max_assignments", flat=True)),
         audience_filters=tuple(config.audience_filters or ()),
+        filter_set_id=config.audience_filter_set_id,
         exclude_units=earlier_units(batch) if config.new_participants_only else (),
         seconds_spent=tuple(Assignment.objects.filter(batch=batch, status__in=DONE)
                             .exclude(seconds_spent=None).values_list("seconds_spent", flat=True)),
         desktop_only=get_hit_type(batch.hit_type).desktop_only,
+        screen_out_reward=config.screen_out_reward, screening_minutes=config.screening_minutes,
     )
 
 

@@ -28,6 +28,28 @@ from annotation.providers.services.common import (
 )
 
 
+def batch_filter_set_choose(batch: Batch, filter_set_id: str, *, actor: str = "",
+                            provider: Provider | None = None) -> None:
+    """Name the Prolific filter set a batch's study uses ("" for none). The id must be one of
+    the workspace's sets as Prolific lists them now; otherwise nothing is written."""
+    require_outside_transaction()
+    filter_set_id = (filter_set_id or "").strip()
+    if batch.provider != "prolific":
+        raise ValidationError("Only a Prolific batch can use a filter set.")
+    if filter_set_id:
+        provider = provider or get_provider(batch.provider)
+        known = {s["id"] for s in provider.list_filter_sets()}
+        if filter_set_id not in known:
+            raise ValidationError(f"Prolific has no filter set {filter_set_id!r} in this "
+                                  "workspace.")
+    config = config_for(batch)
+    config.audience_filter_set_id = filter_set_id
+    config.full_clean(exclude=["batch"])
+    type(config).objects.filter(pk=config.pk).update(audience_filter_set_id=filter_set_id)
+    action_log(batch, "prolific", "filter_set", target=filter_set_id or "none", ok=True,
+               actor=actor)
+
+
 def batch_launch(batch: Batch, *, actor: str = "", production_confirmed: bool = False,
                  provider: Provider | None = None) -> LaunchReport:
     """Open the batch and publish one unit per task (MTurk) or per batch (Prolific).

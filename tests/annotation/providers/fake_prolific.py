@@ -9,7 +9,8 @@ status code, or ``(status, headers)``.
 Audience, pay and groups: ``filters`` is the filter catalogue, ``eligible`` the count the
 eligibility-count endpoint answers (the last filters asked about are in ``counted``),
 ``reward_recommendation`` the hourly rates in minor units, ``groups`` the participant groups
-(id -> {"id", "name", "members": set}).
+(id -> {"id", "name", "members": set}), ``filter_sets`` the workspace's filter sets (id ->
+the filter-set object: name, version, filters, eligible_participant_count, is_deleted).
 """
 import itertools
 import json
@@ -42,6 +43,7 @@ class FakeProlific:
         self.reward_recommendation = {"currency": "GBP", "min_reward_per_hour": 600,
                                       "recommended_reward_per_hour": 900}
         self.groups: dict[str, dict] = {}
+        self.filter_sets: dict[str, dict] = {}
         self._ids = itertools.count(1)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.base_url = f"http://127.0.0.1:{self._server.server_port}/api/v1/"
@@ -75,6 +77,9 @@ class FakeProlific:
         if parts == ["studies"] and method == "GET":
             return 200, {"results": list(self.studies.values())}
         if parts == ["studies"] and method == "POST":
+            refusal = self._screening_refusal(body)
+            if refusal:
+                return 400, {"error": refusal}
             study = {**body, "id": f"study{next(self._ids)}", "status": "UNPUBLISHED"}
             self.studies[study["id"]] = study
             return 201, study
@@ -115,6 +120,21 @@ class FakeProlific:
             return 202, {}
         return 404, {"error": f"no route {method} {path}"}
 
+    @staticmethod
+    def _screening_refusal(body):
+        """In-study screening: one SCREENED_OUT code with a fixed reward within the reward."""
+        screen_outs = [c for c in body.get("completion_codes", [])
+                       if c.get("code_type") == "SCREENED_OUT"]
+        if not body.get("is_custom_screening"):
+            return "SCREENED_OUT code without is_custom_screening" if screen_outs else ""
+        if len(screen_outs) != 1:
+            return "custom screening takes exactly one SCREENED_OUT code"
+        (action,) = screen_outs[0]["actions"]
+        if action.get("action") != "FIXED_SCREEN_OUT_PAYMENT" or not (
+                0 < action.get("fixed_screen_out_reward", 0) <= body["reward"]):
+            return "fixed_screen_out_reward must be positive and at most the reward"
+        return ""
+
     def _audience(self, method, parts, body):
         """Filters, eligible counts, reward recommendations and participant groups."""
         if parts == ["filters"] and method == "GET":
@@ -124,6 +144,11 @@ class FakeProlific:
             return 200, {"count": self.eligible}
         if parts == ["reward-recommendations"] and method == "GET":
             return 200, [self.reward_recommendation]
+        if parts == ["filter-sets"] and method == "GET":
+            return 200, {"results": list(self.filter_sets.values())}
+        if len(parts) == 2 and parts[0] == "filter-sets" and method == "GET":
+            found = self.filter_sets.get(parts[1])
+            return (200, found) if found else (404, {"error": "no such filter set"})
         if parts == ["participant-groups"] and method == "GET":
             return 200, {"results": [{"id": g["id"], "name": g["name"]}
                                      for g in self.groups.values()]}
