@@ -2,6 +2,7 @@
 from django.urls import path
 
 from judging.views.study_board import study_board
+from judging.views.vote_plan import vote_plan_batch, vote_plan_page
 
 from . import homes
 
@@ -11,4 +12,6 @@ urlpatterns = [
     path("", homes.study_list, name="list"),
     path("<slug:study_slug>/", homes.study_home, name="home"),
     path("<slug:study_slug>/board/", study_board, name="board"),
+    path("<slug:study_slug>/plan/", vote_plan_page, name="plan"),
+    path("<slug:study_slug>/plan/batch/", vote_plan_batch, name="plan_batch"),
 ]
