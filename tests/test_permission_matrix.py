@@ -158,6 +158,10 @@ EXPECTED = {
     "studies:list": ("GET", {}, dict({role: "ok" for role in ROLES}, anonymous="login")),
     "studies:home": ("GET", {"study_slug": "study"}, STUDY_PAGE),
     "studies:board": ("GET", {"study_slug": "study"}, STUDY_BOARD),
+    "studies:plan": ("GET", {"study_slug": "study"}, STUDY_PAGE),
+    # Turning a plan into a batch is the owner's (staff hold it; the analyst does not).
+    "studies:plan_batch": ("POST", {"study_slug": "study"},
+                           dict(STUDY_PAGE, analyst=404, admin="redirect")),
     # Agreement reports.
     "agreement:report_list": ("GET", {}, ANALYST_PAGE),
     "agreement:report_start": ("POST", {}, _post_only(ANALYST_PAGE)),
