@@ -7,4 +7,5 @@ urlpatterns = [
     path("leaderboard/", study_api.StudyLeaderboardView.as_view(), name="study-leaderboard"),
     path("score-leaderboard/", study_api.StudyScoreLeaderboardView.as_view(),
          name="study-score-leaderboard"),
+    path("judge-powered/", study_api.StudyJudgePoweredView.as_view(), name="study-judge-powered"),
 ]

@@ -104,6 +104,9 @@ EXPECTED = {
     "study-api-root": ("GET", {"study_slug": "study"}, STUDY_BOARD),
     "study-leaderboard": ("GET", {"study_slug": "study"}, STUDY_BOARD),
     "study-score-leaderboard": ("GET", {"study_slug": "study"}, STUDY_BOARD),
+    # Without ?judge= a reader gets the 400 naming the parameter; others the study's 404.
+    "study-judge-powered": ("GET", {"study_slug": "study"},
+                            dict(STUDY_BOARD, analyst=400, admin=400)),
     # Agreement API (analysts may start reports and metric runs; probed with GET only).
     "agreement-report-list": ("GET", {}, ANALYST_API),
     "agreement-report-detail": ("GET", {"uuid": "report"}, ANALYST_API),

@@ -7,7 +7,6 @@ the transaction, samples the planned pairs as an active round (``sampling = "act
 puts them in crowd batches of the study, with the plan's cost as the batch budget. The page,
 the API-less form and ``plan_votes`` call these two.
 """
-from collections import defaultdict
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -18,12 +17,11 @@ from annotation.providers.costs import CostEstimate, FeeSchedule
 
 from .. import planner
 from ..models import Comparison
+from ..powered_boards import comparison_shares
 from ..ppi import Pairs
 from ..selectors import HUMAN, judge_names, model_names, pairwise_judgments_qs
 from .active_comparisons import comparisons_sample_active, sampling_room
 from .comparisons import SamplingError, comparison_batches_create
-
-SCORE = {"A": 1.0, "B": 0.0, "tie": 0.5, "bad": 0.5}  # A's score per verdict (ties half)
 
 
 @dataclass(frozen=True)
@@ -41,18 +39,6 @@ class StudyPlan:
     judge_cost: CostEstimate | None
 
 
-def _shares(qs) -> dict[int, tuple[int, int, float]]:
-    """``{comparison: (model a id, model b id, A's share of its verdicts)}``."""
-    scores: dict[int, list[float]] = defaultdict(list)
-    sides: dict[int, tuple[int, int]] = {}
-    for comparison, a, b, choice in qs.order_by().values_list(
-            "comparison_id", "comparison__response_a__model_id",
-            "comparison__response_b__model_id", "choice"):
-        scores[comparison].append(SCORE[choice])
-        sides[comparison] = (a, b)
-    return {c: (*sides[c], float(np.mean(s))) for c, s in scores.items()}
-
-
 def study_world(study, judge: str | None = None) -> planner.World:
     """The study's votes as a ``planner.World``: strengths, comparisons per pair, worker
     noise, the judge's residual correlation (on the comparisons it and people both rated)
@@ -60,9 +46,9 @@ def study_world(study, judge: str | None = None) -> planner.World:
     if judge is not None and (judge == HUMAN or judge not in judge_names(study)):
         raise planner.PlanError(f"no automatic judge named {judge!r} has pairwise verdicts in "
                                 "this study")
-    human = _shares(pairwise_judgments_qs(judge=HUMAN, study=study))
+    human = comparison_shares(pairwise_judgments_qs(judge=HUMAN, study=study))
     room = sampling_room(study=study)
-    ids = sorted({x for a, b, _ in human.values() for x in (a, b)})
+    ids = sorted({x for a, b, *_ in human.values() for x in (a, b)})
     if len(ids) < 2 or len(human) < 2:
         raise planner.PlanError("the study needs human votes on at least 2 comparisons "
                                 "before a plan can be made")
@@ -71,7 +57,7 @@ def study_world(study, judge: str | None = None) -> planner.World:
     a = np.array([pos[human[c][0]] for c in keys])
     b = np.array([pos[human[c][1]] for c in keys])
     y = np.array([human[c][2] for c in keys])
-    verdicts = _shares(pairwise_judgments_qs(judge=judge, study=study)) if judge else {}
+    verdicts = comparison_shares(pairwise_judgments_qs(judge=judge, study=study)) if judge else {}
     f = np.array([verdicts[c][2] if c in verdicts else np.nan for c in keys])
     known = model_names(ids)
     names = [known[x] for x in ids]
