@@ -32,7 +32,9 @@ REFUSED_EXAMPLES = 5  # per operation an annotator must be refused
 OPERATIONS = 46  # in the schema today; a new endpoint raises it (update the number)
 # A multipart upload of a predictions file matching the benchmark: the fuzzer's files never do
 # (tests/judging/submissions takes that path); refusals (400) are still fuzzed.
-NO_2XX_EXPECTED = {"POST /api/eval/submissions/"}
+# judge-powered: a 2xx needs ?judge= naming a judge with verdicts in the study, which generated
+# strings never do (its 200s are tested in tests/judging/test_powered_boards.py).
+NO_2XX_EXPECTED = {"POST /api/eval/submissions/", "GET /api/studies/{study_slug}/judge-powered/"}
 
 
 @pytest.fixture
