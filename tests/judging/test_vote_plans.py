@@ -1,7 +1,6 @@
 """The vote planner on a study's real rows: ``vote_plan``, ``plan_votes``, ``/s/<slug>/plan/``
 and the batch a plan becomes. The numbers themselves are checked in test_planner.py; here,
 that the study's votes, judge and free slots reach the core, and that writes are all or none."""
-import random
 from decimal import Decimal
 from io import StringIO
 
@@ -9,49 +8,16 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from annotation.models import Batch, Instance, InstructionFamily
-from judging.models import Comparison, Judgment, Response
+from annotation.models import Batch
+from judging.models import Comparison
 from judging.planner import PlanError
 from judging.services.comparisons import SamplingError
-from judging.services.judgments.record import judgment_record
 from judging.services.vote_plans import vote_plan, vote_plan_batch_create
 from studies.models import StudyMembership
+from tests.judging.plan_builders import STRENGTH, voted_study
 from tests.studies import builders as sb
 
 pytestmark = pytest.mark.django_db
-STRENGTH = {"alpha": 0.9, "beta": 0.3, "gamma": -0.3, "delta": -0.9}
-
-
-def voted_study(slug="planned", judge_noise=0.1, voted=24, instances=60, seed=1):
-    """A study whose 4 models answered ``instances`` items; ``voted`` comparisons carry 3
-    human votes (BT-random) and a judge verdict that copies the majority but for
-    ``judge_noise`` of them."""
-    rnd = random.Random(seed)
-    study = sb.study(slug)
-    ms = sb.models(study, *STRENGTH)
-    family = InstructionFamily.objects.get_or_create(name="Chart reading")[0]
-    names = list(STRENGTH)
-    for k in range(instances):
-        inst = Instance.objects.create(study=study, family=family, instruction=f"Item {k}?",
-                                       stage="done", reference_status="verified")
-        responses = {n: Response.objects.create(instance=inst, model=ms[n], text=f"{n} {k}")
-                     for n in names}
-        if k >= voted:
-            continue
-        a, b = rnd.sample(names, 2)
-        comparison = Comparison.objects.create(instance=inst, response_a=responses[a],
-                                               response_b=responses[b])
-        p = 1 / (1 + 2.718281828 ** (STRENGTH[b] - STRENGTH[a]))
-        votes = ["A" if rnd.random() < p else "B" for _ in range(3)]
-        for w, choice in enumerate(votes):
-            judgment_record(source=Judgment.HUMAN, annotator=f"w{w}", comparison=comparison,
-                            choice=choice)
-        majority = max(set(votes), key=votes.count)
-        if rnd.random() < judge_noise:
-            majority = {"A": "B", "B": "A"}[majority]
-        judgment_record(source="gpt-judge", annotator="gpt-judge", comparison=comparison,
-                        choice=majority)
-    return study
 
 
 def test_the_plan_reads_the_studys_votes_and_the_judge_shrinks_it():
