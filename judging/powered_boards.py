@@ -31,15 +31,18 @@ class UnknownJudge(ValueError):
     """No automatic judge of that name has verdicts in the study."""
 
 
-def comparison_shares(qs) -> dict[int, tuple[int, int, float, int]]:
-    """``{comparison: (model a id, model b id, A's share of its verdicts, verdicts)}``."""
+def comparison_shares(qs, versions: set | None = None) -> dict[int, tuple[int, int, float, int]]:
+    """``{comparison: (model a id, model b id, A's share of its verdicts, verdicts)}``; the
+    verdicts' template versions are added to ``versions`` when given (one query for both)."""
     scores: dict[int, list[float]] = defaultdict(list)
     sides: dict[int, tuple[int, int]] = {}
-    for comparison, a, b, choice in qs.order_by().values_list(
+    for comparison, a, b, choice, version in qs.order_by().values_list(
             "comparison_id", "comparison__response_a__model_id",
-            "comparison__response_b__model_id", "choice"):
+            "comparison__response_b__model_id", "choice", "template_version"):
         scores[comparison].append(SCORE[choice])
         sides[comparison] = (a, b)
+        if versions is not None:
+            versions.add(version)
     return {c: (*sides[c], float(np.mean(s)), len(s)) for c, s in scores.items()}
 
 
@@ -63,8 +66,8 @@ def _interval(low, high) -> list[float]:
 
 def _ratings(study, judge: str, alpha: float) -> dict | None:
     human = comparison_shares(pairwise_judgments_qs(judge=HUMAN, study=study))
-    verdicts_qs = pairwise_judgments_qs(judge=judge, study=study)
-    verdicts = comparison_shares(verdicts_qs)
+    versions: set[str] = set()
+    verdicts = comparison_shares(pairwise_judgments_qs(judge=judge, study=study), versions)
     both = sorted(set(human) & set(verdicts))
     only = sorted(set(verdicts) - set(human))
     provenance = {
@@ -72,8 +75,7 @@ def _ratings(study, judge: str, alpha: float) -> dict | None:
         "human_votes_used": sum(human[c][3] for c in both),
         "human_comparisons_without_verdict": len(set(human) - set(verdicts)),
         "judge_only_comparisons": len(only),
-        "template_versions": sorted(set(verdicts_qs.order_by().values_list(
-            "template_version", flat=True).distinct())),
+        "template_versions": sorted(versions),
     }
     if len(both) < 2:
         return {"provenance": provenance, "rows": [],

@@ -99,7 +99,7 @@ def test_unknown_judge_is_refused_and_humans_are_no_judge():
 
 def test_the_board_page_and_the_api_show_it_beside_the_human_board(admin_client_):
     study = sb.study("shown")
-    world(study, voted=200, total=800, judge="copy")
+    world(study, voted=60, total=240, judge="copy")
     page = admin_client_.get(reverse("studies:board", args=[study.slug]), {"ppi": JUDGE})
     body = page.content.decode()
     assert page.status_code == 200
@@ -108,7 +108,7 @@ def test_the_board_page_and_the_api_show_it_beside_the_human_board(admin_client_
     assert api.status_code == 200
     data = api.json()
     assert data["judge"] == JUDGE and len(data["ratings"]["rows"]) == len(BETA)
-    assert data["ratings"]["provenance"]["human_votes_used"] == 200
+    assert data["ratings"]["provenance"]["human_votes_used"] == 60
     bad = admin_client_.get(reverse("study-judge-powered", args=[study.slug]),
                             {"judge": "<script>"})
     assert bad.status_code == 400
