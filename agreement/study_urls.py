@@ -10,6 +10,7 @@ from annotation.console import urls as console_urls
 from judging.judges import urls as judge_urls
 from judging.submissions import views as submissions
 from judging.views.study_board import study_board
+from judging.views.vote_plan import vote_plan_batch, vote_plan_page
 from studies.links import STUDY_NAMESPACES
 
 from . import homes, study_settings
@@ -32,6 +33,8 @@ urlpatterns = [
     path("<slug:study_slug>/submit/<uuid:submission_uuid>/status.json",
          submissions.study_submission_status_json, name="submission_status"),
     path("<slug:study_slug>/settings/", study_settings.study_edit, name="settings"),
+    path("<slug:study_slug>/plan/", vote_plan_page, name="plan"),
+    path("<slug:study_slug>/plan/batch/", vote_plan_batch, name="plan_batch"),
 ]
 
 # Outside the "studies" namespace: mounted from config.urls (``study_pages``), each in the

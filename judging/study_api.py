@@ -10,6 +10,7 @@ from studies.access import StudyBoardReader
 
 from . import rating_cache
 from .api import _PARAMS, _params, _rounds
+from .powered_boards import UnknownJudge, judge_powered_board
 from .selectors import UnknownSplit
 
 _STUDY = OpenApiParameter("study_slug", str, OpenApiParameter.PATH, description="the study")
@@ -49,3 +50,20 @@ class StudySourcesView(APIView):
                                    "description": study.description,
                                    "visibility": study.visibility},
                          "sources": rating_cache.leaderboard_sources(study)})
+
+
+class StudyJudgePoweredView(APIView):
+    """A study's judge-powered boards (``?judge=<source>``): PPI ratings with CIs, win rates
+    vs the reference and mean grades beside the human-only ones, the effective number of human
+    votes, and the provenance (judge, template versions, human votes used)."""
+
+    permission_classes = [StudyBoardReader]
+
+    @extend_schema(parameters=[_STUDY, OpenApiParameter("judge", str, required=True)],
+                   responses=dict)
+    def get(self, request, study_slug):
+        try:
+            return Response(judge_powered_board(request.study,
+                                                request.query_params.get("judge", "")))
+        except UnknownJudge as exc:
+            raise ValidationError({"judge": [str(exc)]}) from exc

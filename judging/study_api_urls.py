@@ -11,4 +11,5 @@ urlpatterns = [
     path("submissions/", submissions.StudySubmissionListCreate.as_view(),
          name="study-submissions"),
     path("kit/", submissions.StudyKitDownload.as_view(), name="study-kit"),
+    path("judge-powered/", study_api.StudyJudgePoweredView.as_view(), name="study-judge-powered"),
 ]

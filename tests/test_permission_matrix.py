@@ -112,6 +112,9 @@ EXPECTED = {
     "study-score-leaderboard": ("GET", {"study_slug": "study"}, STUDY_BOARD),
     "study-submissions": ("GET", {"study_slug": "study"}, STUDY_SUBMIT_API),
     "study-kit": ("GET", {"study_slug": "study"}, STUDY_SUBMIT_API),
+    # Without ?judge= a reader gets the 400 naming the parameter; others the study's 404.
+    "study-judge-powered": ("GET", {"study_slug": "study"},
+                            dict(STUDY_BOARD, analyst=400, admin=400)),
     # Agreement API (analysts may start reports and metric runs; probed with GET only).
     "agreement-report-list": ("GET", {}, ANALYST_API),
     "agreement-report-detail": ("GET", {"uuid": "report"}, ANALYST_API),
@@ -237,6 +240,10 @@ EXPECTED = {
     "study_review:more_votes": ("POST", {"study_slug": "study",
                                          "comparison_uuid": "comparison"},
                                 _post_only(STUDY_PAGE)),
+    "studies:plan": ("GET", {"study_slug": "study"}, STUDY_PAGE),
+    # Turning a plan into a batch is the owner's (staff hold it; the analyst does not).
+    "studies:plan_batch": ("POST", {"study_slug": "study"},
+                           dict(STUDY_PAGE, analyst=404, admin="redirect")),
     # Agreement reports.
     "agreement:report_list": ("GET", {}, ANALYST_PAGE),
     "agreement:report_start": ("POST", {}, _post_only(ANALYST_PAGE)),

@@ -15,6 +15,7 @@ is sampled, put in a batch, voted on, and the next round sees its votes.
 """
 import random
 from collections import defaultdict
+from dataclasses import dataclass
 from decimal import Decimal
 
 import numpy as np
@@ -38,9 +39,9 @@ ACTIVE = "active"
 SAMPLED_MODES = ("uniform", "new_model", ACTIVE)  # comparisons made to be voted on by the crowd
 
 
-def _votes(instances, index: dict[str, int], m: int):
+def _votes(instances, index: dict[str, int], m: int, study=None):
     """(wins, ties) of the human votes among the indexed models (on ``instances`` if given)."""
-    qs = pairwise_judgments_qs(judge=HUMAN)
+    qs = pairwise_judgments_qs(judge=HUMAN, study=study)
     if instances is not None:
         qs = qs.filter(comparison__instance__in=instances)
     rows = [r for r in qs.values_list("comparison__response_a__model__name",
@@ -55,21 +56,22 @@ def _votes(instances, index: dict[str, int], m: int):
     return wins, ties
 
 
-@transaction.atomic
-def comparisons_sample_active(*, budget: int | None, models: list[str] | None = None,
-                              instances=None, max_comparisons: int | None = None,
-                              max_cost: Decimal | None = None, reward: Decimal = Decimal("0"),
-                              judgments_per_comparison: int = 5, min_per_model: int = 2,
-                              seed: int = 0, study=None) -> list[Comparison]:
-    """Create and return the next round of at most ``budget`` comparisons among ``study``'s
-    instances and models (None: the default study's), chosen actively."""
-    reference_responses_sync(study=study)
+@dataclass
+class Room:
+    """Where a round may put comparisons: per model pair (indices into ``names``) the
+    instances both models answered and the pair was never compared on, and the capacity."""
+
+    slots: dict
+    ids: list[int]
+    names: list[str]
+    free: dict[tuple[int, int], list[int]]
+    capacity: np.ndarray
+
+
+def sampling_room(*, models: list[str] | None = None, instances=None, study=None) -> Room:
+    """The free (instance, pair) slots of the study's models (``models``: only these)."""
     if instances is None:
         instances = instances_filtered(study=study)
-    limit = budget_limit(wanted=budget, max_comparisons=max_comparisons, max_cost=max_cost,
-                         reward=reward, judgments_per_comparison=judgments_per_comparison)
-    if limit is None:
-        raise SamplingError("active sampling needs a budget (--budget N)")
     slots = response_slots(instances)
     if models:
         found = dict(EvalModel.objects.in_study(study).filter(name__in=models)
@@ -82,7 +84,6 @@ def comparisons_sample_active(*, budget: int | None, models: list[str] | None = 
     pos = {m: k for k, m in enumerate(ids)}
     names = dict(EvalModel.objects.filter(pk__in=ids).values_list("pk", "name"))
     m = len(ids)
-
     free: dict[tuple[int, int], list[int]] = defaultdict(list)  # pair -> instances to use
     taken = {(i, frozenset((a, b))) for i, a, b, _ in _existing(slots)}
     for instance_id, by_model in sorted(slots.items()):
@@ -91,33 +92,66 @@ def comparisons_sample_active(*, budget: int | None, models: list[str] | None = 
             for b in here[a_i + 1:]:
                 if (instance_id, frozenset((ids[a], ids[b]))) not in taken:
                     free[(a, b)].append(instance_id)
-    if not free:
-        raise SamplingError("no instance has responses from two models that were not compared "
-                            "on it already")
     capacity = np.zeros((m, m))
     for (a, b), spots in free.items():
         capacity[a, b] = capacity[b, a] = len(spots)
+    return Room(slots, ids, [names[x] for x in ids], free, capacity)
 
-    wins, ties = _votes(instances, {names[x]: pos[x] for x in ids}, m)
+
+@transaction.atomic
+def comparisons_sample_active(*, budget: int | None, models: list[str] | None = None,
+                              instances=None, max_comparisons: int | None = None,
+                              max_cost: Decimal | None = None, reward: Decimal = Decimal("0"),
+                              judgments_per_comparison: int = 5, min_per_model: int = 2,
+                              seed: int = 0, study=None, chooser=None) -> list[Comparison]:
+    """Create and return the next round of at most ``budget`` comparisons, chosen actively.
+
+    ``chooser(names, capacity, limit)`` (default: ``choose_pairs``'s A-optimal round) returns
+    the pairs as index pairs into ``names``; the vote planner passes its own. ``study``: its
+    instances and models (None: the default study's)."""
+    reference_responses_sync(study=study)
+    if instances is None:
+        instances = instances_filtered(study=study)
+    limit = budget_limit(wanted=budget, max_comparisons=max_comparisons, max_cost=max_cost,
+                         reward=reward, judgments_per_comparison=judgments_per_comparison)
+    if limit is None:
+        raise SamplingError("active sampling needs a budget (--budget N)")
+    room = sampling_room(models=models, instances=instances, study=study)
+    if not room.free:
+        raise SamplingError("no instance has responses from two models that were not compared "
+                            "on it already")
+    if chooser is not None:
+        pairs = chooser(room.names, room.capacity.copy(), limit)
+    else:
+        pairs = _a_optimal_round(room, instances, limit, judgments_per_comparison,
+                                 min_per_model, seed, study)
+    rnd = random.Random(seed)
+    for spots in room.free.values():
+        rnd.shuffle(spots)
+    made = []
+    for a, b in pairs:
+        a, b = min(a, b), max(a, b)
+        instance_id = room.free[(a, b)].pop()
+        made.append(comparison_new(instance_id, room.slots[instance_id][room.ids[a]],
+                                   room.slots[instance_id][room.ids[b]], rnd, ACTIVE))
+    return Comparison.objects.bulk_create(made)
+
+
+def _a_optimal_round(room: Room, instances, limit, judgments_per_comparison, min_per_model,
+                     seed, study):
+    m = len(room.ids)
+    pos = {x: k for k, x in enumerate(room.ids)}
+    wins, ties = _votes(instances, {n: k for k, n in enumerate(room.names)}, m, study)
     pending = np.zeros((m, m))
-    for _, a_id, b_id, votes in _existing(slots, gold_choice="", sampling__in=SAMPLED_MODES):
+    for _, a_id, b_id, votes in _existing(room.slots, gold_choice="",
+                                          sampling__in=SAMPLED_MODES):
         outstanding = max(0, judgments_per_comparison - votes) / judgments_per_comparison
         a, b = pos[a_id], pos[b_id]
         pending[a, b] += outstanding
         pending[b, a] += outstanding
-
-    pairs = choose_pairs(wins, ties, limit, pending=pending, capacity=capacity,
-                         votes_per_comparison=judgments_per_comparison,
-                         min_per_model=min_per_model, seed=seed)
-    rnd = random.Random(seed)
-    for spots in free.values():
-        rnd.shuffle(spots)
-    made = []
-    for a, b in pairs:
-        instance_id = free[(a, b)].pop()
-        made.append(comparison_new(instance_id, slots[instance_id][ids[a]],
-                                   slots[instance_id][ids[b]], rnd, ACTIVE))
-    return Comparison.objects.bulk_create(made)
+    return choose_pairs(wins, ties, limit, pending=pending, capacity=room.capacity,
+                        votes_per_comparison=judgments_per_comparison,
+                        min_per_model=min_per_model, seed=seed)
 
 
 def _existing(slots, **filters) -> list[tuple[int, int, int, int]]:

@@ -11,6 +11,7 @@ from studies.selectors import studies_visible_to
 
 from .. import rating_cache, thin_data
 from ..leaderboards import category_win_rates
+from ..powered_boards import UnknownJudge, judge_powered_board
 from ..selectors import HUMAN, UnknownSplit, submitted_model_names
 from ..submissions.selectors import my_model_names, my_rows
 from .leaderboard import ROUNDS, _params
@@ -29,7 +30,15 @@ def study_board(request, study):
     categories = rating_cache.get_or_compute(
         "categories", lambda: category_win_rates(judge, study=study, **votes), source=judge,
         study=study, **votes)
+    powered, powered_error = None, None
+    if request.GET.get("ppi"):  # judge-powered estimates beside the human board
+        try:
+            powered = judge_powered_board(study, request.GET["ppi"])
+        except UnknownJudge as exc:
+            powered_error = str(exc)
     return render(request, "judging/study_board.html", {
+        "powered": powered, "powered_error": powered_error,
+        "ppi_judges": [j for j in rating_cache.leaderboard_sources(study) or [] if j != HUMAN],
         "study": study, "study_switcher": studies_visible_to(request.user),
         "board": shown["board"], "scores": shown["scores"], "params": params,
         "judges": rating_cache.leaderboard_sources(study) or [HUMAN],
