@@ -12,7 +12,7 @@ from judging.submissions import views as submissions
 from judging.views.study_board import study_board
 from studies.links import STUDY_NAMESPACES
 
-from . import homes, study_settings
+from . import homes, study_dataset, study_settings
 
 app_name = "studies"
 
@@ -32,6 +32,7 @@ urlpatterns = [
     path("<slug:study_slug>/submit/<uuid:submission_uuid>/status.json",
          submissions.study_submission_status_json, name="submission_status"),
     path("<slug:study_slug>/settings/", study_settings.study_edit, name="settings"),
+    path("<slug:study_slug>/dataset/", include(study_dataset.urlpatterns)),
 ]
 
 # Outside the "studies" namespace: mounted from config.urls (``study_pages``), each in the
