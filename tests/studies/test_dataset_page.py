@@ -7,7 +7,7 @@ import io
 import openpyxl
 import pytest
 
-from annotation.models import ConversationTurn, Image, Instance, InstanceImage
+from annotation.models import ConversationTurn, Image, Instance, InstanceImage, ScoreRubric
 from judging.models import Response
 from studies.models import StudyMembership
 from studies.selectors import study_default
@@ -43,6 +43,9 @@ def two_studies(django_user_model):
         builders.voted(study, [(m[f"model-{tag}1"], m[f"model-{tag}2"], "AB")])
         _item(study, "visitbench", f"vb-{tag}", images=2)
         _item(study, "demo-convbench", f"conv-{tag}", kind="conversation", turns=3)
+        ScoreRubric.objects.create(instance=_item(study, "prometheus", f"prom-{tag}"),
+                                   criteria="Accurate?", **{f"score{n}": f"level {n}"
+                                                            for n in range(1, 6)})
     # a worker's formula in B's instruction: the CSVs must not hand it to a spreadsheet
     inst = _item(b, "upload", "=HYPERLINK(\"http://evil\")")
     Response.objects.create(instance=inst, model=m["model-B1"], text="-cmd|calc")
@@ -56,7 +59,7 @@ def test_the_page_counts_b_items_by_source_and_b_models_only(two_studies):
     page = answer.content.decode()
     for shown in ("model-B1", "model-B2", "ref-B", "VisIT-Bench", "ConvBench", "demo-convbench"):
         assert shown in page
-    for hidden in ("model-A1", "model-A2", "ref-A"):
+    for hidden in ("model-A1", "model-A2", "ref-A", "vb-A"):
         assert hidden not in page
     assert page.count('id="reference-model"') == 1
     sources = {r["source"]: r for r in answer.context["sources"]}
@@ -64,7 +67,8 @@ def test_the_page_counts_b_items_by_source_and_b_models_only(two_studies):
     assert sources["demo-convbench"]["conversations"] == 1
     assert sources["demo-convbench"]["turns"] == 3
     assert sources["upload"]["family"] == "Other"
-    assert answer.context["total_items"] == 4  # voted()'s item, vb, conv, upload
+    assert sources["prometheus"]["family"] == "Prometheus-Vision"
+    assert answer.context["total_items"] == 5  # voted()'s item, vb, conv, prom, upload
     counts = {m.name: m.n_responses for m in answer.context["models"]}
     assert counts == {"ref-B": 0, "model-B1": 2, "model-B2": 1}
 
@@ -80,9 +84,10 @@ def test_every_download_holds_b_rows_only(two_studies, name):
         text = " ".join(str(c) for row in sheet.iter_rows(values_only=True) for c in row)
     else:
         text = answer.content.decode()
-    for a_row in ("model-A1", "model-A2", "vb-A", "conv-A"):
+    for a_row in ("model-A1", "model-A2", "vb-A", "conv-A", "prom-A"):
         assert a_row not in text
     expected_b = {"items-visitbench.csv": "vb-B", "items-convbench.xlsx": "conv-B",
+                  "items-prometheus.jsonl": "prom-B",
                   "items.jsonl": "conv-B", "judgments.csv": "model-B1",
                   "judgments.jsonl": "model-B1", "judgments-visitbench.csv": "model-B1"}
     if name in expected_b:
