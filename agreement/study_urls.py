@@ -13,7 +13,7 @@ from judging.views.study_board import study_board
 from judging.views.vote_plan import vote_plan_batch, vote_plan_page
 from studies.links import STUDY_NAMESPACES
 
-from . import homes, study_settings
+from . import homes, study_dataset, study_settings
 
 app_name = "studies"
 
@@ -35,6 +35,7 @@ urlpatterns = [
     path("<slug:study_slug>/settings/", study_settings.study_edit, name="settings"),
     path("<slug:study_slug>/plan/", vote_plan_page, name="plan"),
     path("<slug:study_slug>/plan/batch/", vote_plan_batch, name="plan_batch"),
+    path("<slug:study_slug>/dataset/", include(study_dataset.urlpatterns)),
 ]
 
 # Outside the "studies" namespace: mounted from config.urls (``study_pages``), each in the

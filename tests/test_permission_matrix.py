@@ -178,6 +178,9 @@ EXPECTED = {
                                   dict(STUDY_SUBMIT_PAGE, admin=404)),
     "studies:new": ("GET", {}, ADMIN_PAGE),  # staff create studies
     "studies:settings": ("GET", {"study_slug": "study"}, STUDY_MANAGE),
+    "studies:dataset": ("GET", {"study_slug": "study"}, STUDY_PAGE),
+    "studies:dataset_download": ("GET", {"study_slug": "study", "export_name": "dataset_export"},
+                                 STUDY_PAGE),
     # The pages below also serve the default study at their old URLs (further down), with the
     # study's role instead of the deployment's.
     "study_console:batches": ("GET", {"study_slug": "study"}, STUDY_MANAGE),
@@ -428,6 +431,7 @@ def world(db, alice, bob, analyst, admin, django_user_model):
     values = {
         "batch": batch.uuid, "task": assignment.task.uuid, "assignment": assignment.uuid,
         "worker": assignment.worker.uuid, "report": report.uuid, "report_file": "table.csv",
+        "dataset_export": "judgments.csv",
         "metric_run": MetricRun.objects.create(metrics=["bleu"], created_at=now).uuid,
         "judge_run": JudgeRun.objects.create(judge=judge, scope="comparisons",
                                              created_at=now).uuid,

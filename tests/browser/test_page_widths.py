@@ -123,3 +123,16 @@ def test_the_admins_batch_pages_fit_1280_px(page_for, admin):
                 reverse("console:launch", args=[mturk.uuid])):
         page.goto(url)
         _check_width(page, DESKTOP["width"])
+
+
+def test_a_studys_dataset_page_fits_1280_px(page_for, admin):
+    from annotation.models import Instance
+    from judging.models import EvalModel
+    from studies.selectors import study_default
+
+    study = study_default()
+    EvalModel.objects.create(name=LONG_WORD[:100], version=LONG_WORD[:100], study=study)
+    Instance.objects.create(study=study, source=LONG_WORD[:32], instruction="Q?", stage="done")
+    page = page_for(admin, viewport=DESKTOP)
+    page.goto(reverse("studies:dataset", args=[study.slug]))
+    _check_width(page, DESKTOP["width"])
