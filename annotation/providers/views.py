@@ -23,6 +23,7 @@ from annotation.core.permissions import public
 from annotation.engine.services.errors import AssignmentConflict, NotEligible
 from annotation.engine.views import MTURK_SUBMIT_HOSTS, external_query, render_task
 from annotation.models import Assignment, Batch, Task, Worker
+from annotation.providers.prolific import screen_out_code
 from annotation.providers.prolific.pay import money_label
 from annotation.providers.services import (
     HitNotPublished,
@@ -127,8 +128,9 @@ def _prolific_return_url(code: str) -> str:
 def _screened_out(request, batch, screened: ScreenedOut):
     """Not eligible, paid for the screening: a link back to Prolific with the screen-out code
     (a link, not a refresh, so the participant reads why)."""
+    url = _prolific_return_url(screen_out_code(screened.completion_code))
     return _framed(render(request, "annotation/prolific_screened_out.html", {
-        "batch": batch, "reason": str(screened), "url": _prolific_return_url(screened.code),
+        "batch": batch, "reason": str(screened), "url": url,
         "reward": money_label(screened.reward, settings.PROLIFIC_CURRENCY)}))
 
 

@@ -10,7 +10,6 @@ from annotation.engine.services.claims import task_claim_next, task_claim_specif
 from annotation.engine.services.errors import AssignmentConflict, EngineError, NotQualified
 from annotation.engine.services.workers import worker_for_external
 from annotation.models import Assignment, Batch, ScreenOut, Task, Worker
-from annotation.providers.prolific import screen_out_code
 from annotation.providers.selectors import published_hit, published_studies
 from annotation.providers.services.common import config_for
 
@@ -25,11 +24,12 @@ class HitNotPublished(EngineError):
 
 class ScreenedOut(EngineError):
     """A Prolific participant lacks a required qualification and the batch pays a screen-out:
-    they go back to Prolific with ``code`` and are paid ``reward`` (recorded as ``ScreenOut``)."""
+    they go back to Prolific with the screen-out code of ``completion_code`` and are paid
+    ``reward`` (recorded as ``ScreenOut``)."""
 
-    def __init__(self, reason: str, *, code: str, reward: Decimal):
+    def __init__(self, reason: str, *, completion_code: str, reward: Decimal):
         super().__init__(reason)
-        self.code, self.reward = code, reward
+        self.completion_code, self.reward = completion_code, reward
 
 
 def mturk_arrival_claim(*, task: Task, worker_id: str, assignment_id: str, hit_id: str,
@@ -123,5 +123,5 @@ def _screen_out_record(batch: Batch, refusal: NotQualified, *, participant_id: s
                       "reason": str(refusal)[:300], "reward": config.screen_out_reward})
     if record.worker_id != worker.pk or record.batch_id != batch.pk:
         raise AssignmentConflict("This session belongs to another participant.")
-    raise ScreenedOut(str(refusal), code=screen_out_code(config.completion_code),
+    raise ScreenedOut(str(refusal), completion_code=config.completion_code,
                       reward=record.reward)
