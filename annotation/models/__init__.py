@@ -26,6 +26,7 @@ from annotation.providers.models import (  # marketplace-side records, in the pr
     ProviderHit,
     ProviderSubmission,
     QualificationPush,
+    ScreenOut,
 )
 from annotation.webhooks.models import WebhookDelivery, WebhookEndpoint
 
@@ -52,6 +53,7 @@ __all__ = [
     "ProviderHit",
     "ProviderSubmission",
     "QualificationPush",
+    "ScreenOut",
     "WebhookDelivery",
     "WebhookEndpoint",
 ]

@@ -262,3 +262,20 @@ class ProlificHookEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event_type} {self.submission_id} {self.status}".strip()
+
+
+class ScreenOut(models.Model):
+    """A Prolific participant turned away for a missing qualification and sent back with the
+    batch's screen-out code. One row per session (a reload records nothing new); no task slot
+    is taken, so the study's place goes back to Prolific's pool when it marks it SCREENED OUT."""
+
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="screen_outs")
+    worker = models.ForeignKey(Worker, on_delete=models.CASCADE, related_name="screen_outs")
+    session_id = models.CharField(max_length=128, unique=True)
+    study_id = models.CharField(max_length=128)
+    reason = models.CharField(max_length=300)
+    reward = models.DecimalField(max_digits=8, decimal_places=2)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"Screen-out of {self.worker} from {self.batch} ({self.session_id})"

@@ -23,8 +23,11 @@ from annotation.core.permissions import public
 from annotation.engine.services.errors import AssignmentConflict, NotEligible
 from annotation.engine.views import MTURK_SUBMIT_HOSTS, external_query, render_task
 from annotation.models import Assignment, Batch, Task, Worker
+from annotation.providers.prolific import screen_out_code
+from annotation.providers.prolific.pay import money_label
 from annotation.providers.services import (
     HitNotPublished,
+    ScreenedOut,
     StudyNotPublished,
     config_for,
     mturk_arrival_claim,
@@ -107,6 +110,8 @@ def prolific_batch(request, batch_uuid):
                                             session_id=session, submit_to=submit_to)
     except StudyNotPublished as exc:
         return _framed(HttpResponseBadRequest(str(exc)))
+    except ScreenedOut as exc:
+        return _screened_out(request, batch, exc)
     except (AssignmentConflict, NotEligible) as exc:
         return _refused(request, batch, exc)
     if assignment is None:
@@ -114,6 +119,19 @@ def prolific_batch(request, batch_uuid):
                               status=409))
     url = redirect("annotation:assignment", assignment_uuid=assignment.uuid).url
     return redirect(f"{url}?{external_query(assignment)}")
+
+
+def _prolific_return_url(code: str) -> str:
+    return f"{settings.PROLIFIC_COMPLETE_URL}?{urlencode({'cc': code})}"
+
+
+def _screened_out(request, batch, screened: ScreenedOut):
+    """Not eligible, paid for the screening: a link back to Prolific with the screen-out code
+    (a link, not a refresh, so the participant reads why)."""
+    url = _prolific_return_url(screen_out_code(screened.completion_code))
+    return _framed(render(request, "annotation/prolific_screened_out.html", {
+        "batch": batch, "reason": str(screened), "url": url,
+        "reward": money_label(screened.reward, settings.PROLIFIC_CURRENCY)}))
 
 
 @public
@@ -137,8 +155,8 @@ def prolific_done(request, batch_uuid):
     if assignment is None:
         return HttpResponseBadRequest("No saved work for this session.")
     code = config_for(batch).completion_code
-    url = f"{settings.PROLIFIC_COMPLETE_URL}?{urlencode({'cc': code})}"
-    return render(request, "annotation/prolific_complete.html", {"url": url, "batch": batch})
+    return render(request, "annotation/prolific_complete.html",
+                  {"url": _prolific_return_url(code), "batch": batch})
 
 
 @public  # authenticated by Prolific's HMAC signature, not a session (prolific_hook_receive)

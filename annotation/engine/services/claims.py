@@ -22,7 +22,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from annotation.engine.hit_types import get_hit_type
-from annotation.engine.services.errors import AssignmentConflict, NotEligible
+from annotation.engine.services.errors import AssignmentConflict, NotEligible, NotQualified
 from annotation.engine.services.leases import lease_expire, leases_expire
 from annotation.engine.statements import claim_next_task, held_lease
 from annotation.models import Assignment, Batch, QualificationGrant, Task, Worker
@@ -41,11 +41,11 @@ def ensure_eligible(batch: Batch, worker: Worker) -> None:
     if batch.required_qualification_id and not QualificationGrant.objects.filter(
         qualification_id=batch.required_qualification_id, worker=worker, revoked=False
     ).exists():
-        raise NotEligible(f"This batch requires the “{batch.required_qualification}” qualification.")
+        raise NotQualified(f"This batch requires the “{batch.required_qualification}” qualification.")
     study_needs = batch.study.required_qualification
     if study_needs is not None and not QualificationGrant.objects.filter(
             qualification=study_needs, worker=worker, revoked=False).exists():
-        raise NotEligible(f"This study requires the “{study_needs}” qualification.")
+        raise NotQualified(f"This study requires the “{study_needs}” qualification.")
 
 
 def task_claim_next(*, batch: Batch, worker: Worker, now: datetime | None = None):

@@ -9,6 +9,11 @@ class NotEligible(EngineError):
     """The worker may not work on this batch (blocked, unqualified, batch not active)."""
 
 
+class NotQualified(NotEligible):
+    """The worker lacks a qualification the batch or its study requires: the one refusal a
+    marketplace may answer with a screen-out (paid, sent back) instead of a bare refusal."""
+
+
 class AnswerInvalid(EngineError):
     """The submitted answer failed the HIT type's validation."""
 

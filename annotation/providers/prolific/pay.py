@@ -80,3 +80,13 @@ def screen_out_problem(screen_out_reward: Decimal, reward: Decimal, *, screening
                 f"({screening_minutes} min of screening), under the minimum "
                 f"{Decimal(minimum):.2f} per hour. Raise the screen-out reward.")
     return ""
+
+
+_CURRENCY_SIGNS = {"GBP": "£", "USD": "$", "EUR": "€"}
+
+
+def money_label(amount: Decimal, currency: str) -> str:
+    """An amount as a participant reads it: "£0.50", or "0.50 CAD" for a currency without a sign
+    here."""
+    sign = _CURRENCY_SIGNS.get(currency.upper())
+    return f"{sign}{Decimal(amount):.2f}" if sign else f"{Decimal(amount):.2f} {currency}"

@@ -10,6 +10,7 @@ Rules every function here keeps:
 """
 from .arrivals import (
     HitNotPublished,
+    ScreenedOut,
     StudyNotPublished,
     mturk_arrival_claim,
     prolific_arrival_claim,
@@ -56,6 +57,7 @@ __all__ = [
     "batch_review",
     "prolific_hook_receive",
     "HitNotPublished",
+    "ScreenedOut",
     "mturk_arrival_claim",
     "BonusRow",
     "LaunchIncomplete",

@@ -2,14 +2,16 @@
 the claim are written in one transaction, so a refusal or a failure leaves no lease and no
 worker row. MTurk arrives per task (a HIT), Prolific per batch (a study session)."""
 from datetime import datetime
+from decimal import Decimal
 
 from django.db import IntegrityError, transaction
 
 from annotation.engine.services.claims import task_claim_next, task_claim_specific
-from annotation.engine.services.errors import AssignmentConflict, EngineError
+from annotation.engine.services.errors import AssignmentConflict, EngineError, NotQualified
 from annotation.engine.services.workers import worker_for_external
-from annotation.models import Assignment, Batch, Task, Worker
+from annotation.models import Assignment, Batch, ScreenOut, Task, Worker
 from annotation.providers.selectors import published_hit, published_studies
+from annotation.providers.services.common import config_for
 
 
 class StudyNotPublished(EngineError):
@@ -18,6 +20,16 @@ class StudyNotPublished(EngineError):
 
 class HitNotPublished(EngineError):
     """An MTurk arrival for a HIT this deployment did not publish for the task."""
+
+
+class ScreenedOut(EngineError):
+    """A Prolific participant lacks a required qualification and the batch pays a screen-out:
+    they go back to Prolific with the screen-out code of ``completion_code`` and are paid
+    ``reward`` (recorded as ``ScreenOut``)."""
+
+    def __init__(self, reason: str, *, completion_code: str, reward: Decimal):
+        super().__init__(reason)
+        self.completion_code, self.reward = completion_code, reward
 
 
 def mturk_arrival_claim(*, task: Task, worker_id: str, assignment_id: str, hit_id: str,
@@ -49,10 +61,22 @@ def prolific_arrival_claim(*, batch: Batch, participant_id: str, study_id: str,
 
     Raises ``StudyNotPublished`` unless the batch is on Prolific and ``study_id`` is a study
     this deployment created for it; ``AssignmentConflict`` when the session belongs to another
-    participant or batch, or another arrival took it meanwhile; ``NotEligible`` from the claim.
+    participant or batch, or another arrival took it meanwhile; ``NotEligible`` from the claim;
+    ``ScreenedOut`` instead of ``NotQualified`` when the batch has a screen-out reward.
     """
     if batch.provider != Worker.Provider.PROLIFIC or study_id not in published_studies(batch):
         raise StudyNotPublished("This link does not belong to that Prolific study.")
+    try:
+        return _arrival_claim(batch, participant_id=participant_id, study_id=study_id,
+                              session_id=session_id, submit_to=submit_to, now=now)
+    except NotQualified as refusal:
+        _screen_out_record(batch, refusal, participant_id=participant_id, study_id=study_id,
+                           session_id=session_id)
+        raise
+
+
+def _arrival_claim(batch: Batch, *, participant_id: str, study_id: str, session_id: str,
+                   submit_to: str, now: datetime | None) -> Assignment | None:
     try:
         with transaction.atomic():
             worker = worker_for_external(Worker.Provider.PROLIFIC, participant_id)
@@ -81,3 +105,23 @@ def _session_attach(assignment: Assignment, *, session_id: str, study_id: str,
             setattr(assignment, name, value)
     else:
         assignment.refresh_from_db(fields=list(fields))
+
+
+def _screen_out_record(batch: Batch, refusal: NotQualified, *, participant_id: str,
+                       study_id: str, session_id: str) -> None:
+    """Raise ``ScreenedOut`` (after recording it once per session) when the batch pays a
+    screen-out; return (so the caller re-raises the plain refusal) when it does not. The
+    refused claim rolled back whole first, so no slot is held."""
+    config = config_for(batch)
+    if config.screen_out_reward is None:
+        return
+    with transaction.atomic():
+        worker = worker_for_external(Worker.Provider.PROLIFIC, participant_id)
+        record, _ = ScreenOut.objects.get_or_create(
+            session_id=session_id,
+            defaults={"batch": batch, "worker": worker, "study_id": study_id,
+                      "reason": str(refusal)[:300], "reward": config.screen_out_reward})
+    if record.worker_id != worker.pk or record.batch_id != batch.pk:
+        raise AssignmentConflict("This session belongs to another participant.")
+    raise ScreenedOut(str(refusal), completion_code=config.completion_code,
+                      reward=record.reward)
