@@ -188,8 +188,8 @@ def test_list_page_query_count_does_not_grow(analyst_client, study, django_asser
 
     report_generate(BODY)
     analyst_client.get("/reports/")  # warm the session / role caches
-    # session, user (with roles), families, judgment sources, reports
-    with django_assert_num_queries(5) as one:
+    # session, user (with roles), the study served, families, judgment sources, reports
+    with django_assert_num_queries(6) as one:
         analyst_client.get("/reports/")
     report_generate(BODY)
     report_generate(BODY)

@@ -58,7 +58,7 @@ def test_a_row_for_an_old_reference_is_never_taken_for_the_current_one(study):
 def test_the_report_reads_the_targets_once_and_says_which_metric_it_is_on(study, monkeypatch):
     calls, stages = [], []
     original = svc.metric_targets
-    monkeypatch.setattr(svc, "metric_targets", lambda: calls.append(1) or original())
+    monkeypatch.setattr(svc, "metric_targets", lambda **kw: calls.append(1) or original(**kw))
     params = ReportParams.from_dict({"metrics": ["bleu4", "length"], "bootstrap_rounds": 20})
     report_data_compute(params, lambda stage, percent: stages.append(stage))
     assert len(calls) == 1
