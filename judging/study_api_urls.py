@@ -1,7 +1,12 @@
 from django.urls import path
+from rest_framework.routers import SimpleRouter
 
 from . import study_api
+from .judges import api as judges
 from .submissions import api as submissions
+
+router = SimpleRouter()
+router.register("judge-runs", judges.JudgeRunViewSet, basename="study-judge-run")
 
 urlpatterns = [
     path("", study_api.StudySourcesView.as_view(), name="study-api-root"),
@@ -11,4 +16,5 @@ urlpatterns = [
     path("submissions/", submissions.StudySubmissionListCreate.as_view(),
          name="study-submissions"),
     path("kit/", submissions.StudyKitDownload.as_view(), name="study-kit"),
+    *router.urls,
 ]
