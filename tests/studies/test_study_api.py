@@ -8,33 +8,14 @@ from rest_framework.test import APIClient
 
 from agreement.models import MetricRun, Report
 from annotation.models import Batch
-from judging.judges.calls import close_clients
 from judging.judges.models import JudgeRun
 from studies.selectors import study_default
 from tests.factories import make_batch, pairwise_rows
 from tests.judging.judges.conftest import make_judge
 from tests.studies import builders
 from tests.studies.test_pages import _member
-from tests.support.fake_openai import FakeOpenAIServer
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def bench():
-    return builders.study("bench-b")
-
-
-@pytest.fixture
-def owner(django_user_model, bench):
-    return _member(django_user_model, "owner-b", bench, "owner")
-
-
-@pytest.fixture
-def judge_server():
-    with FakeOpenAIServer() as srv:
-        yield srv
-    close_clients()
 
 
 def _api(user) -> APIClient:
