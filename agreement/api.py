@@ -8,7 +8,7 @@ from rest_framework.response import Response
 
 from annotation.core.db_text import storage_problem
 from annotation.core.permissions import IsAnalyst
-from studies.models import default_study_id
+from studies.api import StudyScopedMixin
 
 from .models import MetricRun, Report
 from .reports.params import AGGREGATIONS, MAJORITY
@@ -56,7 +56,7 @@ class ReportCreateSerializer(serializers.Serializer):
     title = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
 
 
-class ReportViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
+class ReportViewSet(StudyScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
                     mixins.CreateModelMixin, mixins.DestroyModelMixin,
                     viewsets.GenericViewSet):
     """GET list / detail (detail includes ``data``, the full report.json); POST queues a new
@@ -74,7 +74,7 @@ class ReportViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
         return ReportDetailSerializer if self.action == "retrieve" else ReportSerializer
 
     def get_queryset(self):
-        qs = super().get_queryset().filter(study_id=default_study_id())  # the default study's
+        qs = super().get_queryset()  # the study's (the old URL: the default study's)
         return qs if self.action == "retrieve" else qs.defer("data")
 
     @extend_schema(request=ReportCreateSerializer, responses={202: ReportSerializer})
@@ -86,7 +86,8 @@ class ReportViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
             raise ValidationError({"detail": problem})
         title = params.pop("title")
         try:
-            report = report_start(params, title=title, created_by=request.user.get_username())
+            report = report_start(params, title=title, created_by=request.user.get_username(),
+                                  study=self.study)
         except ValueError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         report.refresh_from_db()
@@ -116,7 +117,7 @@ class MetricRunSerializer(serializers.ModelSerializer):
         read_only_fields = [f for f in fields if f not in ("metrics", "options")]
 
 
-class MetricRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
+class MetricRunViewSet(StudyScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
                        mixins.CreateModelMixin, viewsets.GenericViewSet):
     """POST {"metrics": [...], "options": {"seed": 0}} queues a batch run (202; an identical
     run already queued or running is answered instead; past the job caps 429 + Retry-After)."""
@@ -125,9 +126,6 @@ class MetricRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
     lookup_field = "uuid"
     serializer_class = MetricRunSerializer
     queryset = MetricRun.objects.order_by("-created_at")
-
-    def get_queryset(self):
-        return super().get_queryset().filter(study_id=default_study_id())
 
     def create(self, request, *args, **kwargs):
         if not isinstance(request.data, dict):
@@ -141,7 +139,7 @@ class MetricRunViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin,
             raise ValidationError({"options": [problem]})
         try:
             run = metric_run_start(metrics, options=options, queue=True,
-                                   created_by=request.user.get_username())
+                                   created_by=request.user.get_username(), study=self.study)
         except (ValueError, TypeError, RuntimeError) as exc:  # TypeError: an option's type
             raise ValidationError({"detail": str(exc)}) from exc
         run.refresh_from_db()

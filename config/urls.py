@@ -48,6 +48,8 @@ urlpatterns = [
     path("api/agreement/", include("agreement.api_urls")),
     path("api/judges/", include("judging.judges.api_urls")),
     path("api/studies/<slug:study_slug>/", include("judging.study_api_urls")),
+    path("api/studies/<slug:study_slug>/", include("annotation.study_api_urls")),
+    path("api/studies/<slug:study_slug>/", include("agreement.study_api_urls")),
     path("api/", include("annotation.api_urls")),
     path("eval/", include("judging.urls")),
     path("reports/", include("agreement.urls")),

@@ -29,7 +29,7 @@ pytestmark = pytest.mark.django_db
 
 EXAMPLES = 25  # per operation, generation mode and path variant
 REFUSED_EXAMPLES = 5  # per operation an annotator must be refused
-OPERATIONS = 49  # in the schema today; a new endpoint raises it (update the number)
+OPERATIONS = 69  # in the schema today; a new endpoint raises it (update the number)
 # A multipart upload of a predictions file matching the benchmark: the fuzzer's files never do
 # (tests/judging/submissions takes that path); refusals (400) are still fuzzed.
 NO_2XX_EXPECTED = {"POST /api/eval/submissions/", "POST /api/studies/{study_slug}/submissions/",
@@ -114,6 +114,15 @@ def fuzz_world(admin, alice, settings):
         "/api/agreement/metric-runs/{uuid}": {"uuid": str(metric_run.uuid)},
         "/api/judges/runs/{uuid}": {"uuid": str(run.uuid)},
         "/api/eval/submissions/{submission_uuid}": {"submission_uuid": str(submission.uuid)},
+        # A study's routes: the same objects (the default study's) under its slug.
+        "/api/studies/{study_slug}/batches/{uuid}": {"study_slug": settings.DEFAULT_STUDY_SLUG,
+                                                     "uuid": str(batch.uuid)},
+        "/api/studies/{study_slug}/judge-runs/{uuid}": {
+            "study_slug": settings.DEFAULT_STUDY_SLUG, "uuid": str(run.uuid)},
+        "/api/studies/{study_slug}/reports/{uuid}": {"study_slug": settings.DEFAULT_STUDY_SLUG,
+                                                     "uuid": str(report.uuid)},
+        "/api/studies/{study_slug}/metric-runs/{uuid}": {
+            "study_slug": settings.DEFAULT_STUDY_SLUG, "uuid": str(metric_run.uuid)},
         "/api/studies/{study_slug}": {"study_slug": settings.DEFAULT_STUDY_SLUG},
     }
 

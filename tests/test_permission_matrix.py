@@ -48,6 +48,9 @@ STUDY_SUBMIT_API = dict(STUDY_BOARD, analyst=404)
 # A study's batches, settings and run controls: its owners (and staff); the default study's
 # analyst is no owner, so to them it is the 404 of any page they may not open.
 STUDY_MANAGE = dict(STUDY_PAGE, analyst=404)
+# The same under /api/studies/<slug>/: the anonymous get the 404 too (no sign-in page).
+STUDY_ANALYZE_API = STUDY_BOARD
+STUDY_MANAGE_API = dict(STUDY_ANALYZE_API, analyst=404)
 PUBLIC = {role: "ok" for role in ROLES}
 SIGNED_IN = dict({role: "ok" for role in ROLES}, anonymous="login")
 # Submitter pages and API: none of the roles above holds the submitter role (its own access,
@@ -115,6 +118,30 @@ EXPECTED = {
     # Without ?judge= a reader gets the 400 naming the parameter; others the study's 404.
     "study-judge-powered": ("GET", {"study_slug": "study"},
                             dict(STUDY_BOARD, analyst=400, admin=400)),
+    # A study's batches (owners), judge runs (analysts; owners cancel and resume), reports
+    # and metric runs (analysts) in the API.
+    "study-batch-list": ("GET", {"study_slug": "study"}, STUDY_MANAGE_API),
+    "study-batch-detail": ("GET", {"study_slug": "study", "uuid": "batch"}, STUDY_MANAGE_API),
+    "study-batch-progress": ("GET", {"study_slug": "study", "uuid": "batch"}, STUDY_MANAGE_API),
+    "study-batch-results": ("GET", {"study_slug": "study", "uuid": "batch", "fmt": "csv"},
+                            STUDY_MANAGE_API),
+    "study-batch-set-status": ("POST", {"study_slug": "study", "uuid": "batch",
+                                        "new_status": "paused"}, _post_only(STUDY_MANAGE_API)),
+    "study-judge-run-list": ("GET", {"study_slug": "study"}, STUDY_ANALYZE_API),
+    "study-judge-run-detail": ("GET", {"study_slug": "study", "uuid": "judge_run"},
+                               STUDY_ANALYZE_API),
+    "study-judge-run-progress": ("GET", {"study_slug": "study", "uuid": "judge_run"},
+                                 STUDY_ANALYZE_API),
+    "study-judge-run-cancel": ("POST", {"study_slug": "study", "uuid": "judge_run"},
+                               _post_only(STUDY_MANAGE_API)),
+    "study-judge-run-resume": ("POST", {"study_slug": "study", "uuid": "judge_run"},
+                               _post_only(STUDY_MANAGE_API)),
+    "study-report-list": ("GET", {"study_slug": "study"}, STUDY_ANALYZE_API),
+    "study-report-detail": ("GET", {"study_slug": "study", "uuid": "report"}, STUDY_ANALYZE_API),
+    "study-report-json": ("GET", {"study_slug": "study", "uuid": "report"}, STUDY_ANALYZE_API),
+    "study-metric-run-list": ("GET", {"study_slug": "study"}, STUDY_ANALYZE_API),
+    "study-metric-run-detail": ("GET", {"study_slug": "study", "uuid": "metric_run"},
+                                STUDY_ANALYZE_API),
     # Agreement API (analysts may start reports and metric runs; probed with GET only).
     "agreement-report-list": ("GET", {}, ANALYST_API),
     "agreement-report-detail": ("GET", {"uuid": "report"}, ANALYST_API),

@@ -7,9 +7,8 @@ from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.exceptions import ValidationError as ApiValidationError
-from rest_framework.generics import get_object_or_404  # a malformed uuid is a 404 too
+from rest_framework.generics import GenericAPIView, get_object_or_404  # bad uuid: 404 too
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from annotation.core.money import AmountRefused
 from annotation.core.permissions import IsAdmin, IsAnnotator
@@ -31,10 +30,15 @@ from annotation.engine.services.errors import AnswerInvalid, EngineError, NotEli
 from annotation.engine.services.submissions import assignment_submit
 from annotation.engine.services.workers import worker_for_user
 from annotation.models import Assignment, Batch, Task, Worker
+from studies.access import MANAGE
+from studies.api import StudyScopedMixin
 
 
-class BatchViewSet(viewsets.ReadOnlyModelViewSet):
+class BatchViewSet(StudyScopedMixin, viewsets.ReadOnlyModelViewSet):
+    """Also under ``/api/studies/<slug>/batches/`` for the study's owners."""
     permission_classes = [IsAdmin]
+    study_permission = MANAGE
+    old_route_study = "all"  # /api/batches/ has always listed every batch
     serializer_class = BatchSerializer
     lookup_field = "uuid"
     queryset = Batch.objects.select_related("required_qualification").order_by("-created_at")
@@ -44,7 +48,8 @@ class BatchViewSet(viewsets.ReadOnlyModelViewSet):
         incoming = BatchCreateSerializer(data=request.data)
         incoming.is_valid(raise_exception=True)
         try:
-            batch = batch_create_from_rows(**incoming.validated_data)
+            in_study = {"study": self.study} if self.in_study else {}
+            batch = batch_create_from_rows(**incoming.validated_data, **in_study)
         except AmountRefused as exc:
             raise ApiValidationError({exc.field: exc.messages}) from exc
         except (ValidationError, LookupError) as exc:
@@ -69,27 +74,40 @@ class BatchViewSet(viewsets.ReadOnlyModelViewSet):
         return Response(BatchSerializer(batch).data)
 
 
-class BatchResultsView(APIView):
+RESULTS_SCHEMA = dict(
+    responses={(200, FORMATS[f][0].split(";")[0]): OpenApiTypes.BINARY for f in FORMATS},
+    parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(FORMATS))])
+
+
+class BatchResultsView(StudyScopedMixin, GenericAPIView):
     """``GET /api/batches/<uuid>/results.<csv|jsonl|parquet>``: the batch's results, one row
-    per assignment (``annotation.engine.results``)."""
+    per assignment (``annotation.engine.results``); also under ``/api/studies/<slug>/``."""
 
     permission_classes = [IsAdmin]
+    queryset = Batch.objects.all()
+    study_permission = MANAGE
+    old_route_study = "all"
 
     def perform_content_negotiation(self, request, force=False):
         # The file's type is no renderer's: whatever the client accepts, errors are JSON.
         return super().perform_content_negotiation(request, force=True)
 
-    @extend_schema(
-        operation_id="batches_results_retrieve",
-        responses={(200, FORMATS[f][0].split(";")[0]): OpenApiTypes.BINARY for f in FORMATS},
-        parameters=[OpenApiParameter("fmt", str, OpenApiParameter.PATH, enum=list(FORMATS))])
+    @extend_schema(operation_id="batches_results_retrieve", **RESULTS_SCHEMA)
     def get(self, request, uuid, fmt):
-        batch = get_object_or_404(Batch, uuid=uuid)
+        batch = get_object_or_404(self.get_queryset(), uuid=uuid)
         try:
             check_format(fmt)
         except UnknownFormat as exc:
             raise ApiValidationError({"format": [str(exc)]}) from exc
         return results_response([batch], fmt)
+
+
+class StudyBatchResultsView(BatchResultsView):
+    """The same download under ``/api/studies/<slug>/`` (its own name in the schema)."""
+
+    @extend_schema(operation_id="studies_batches_results_retrieve", **RESULTS_SCHEMA)
+    def get(self, request, uuid, fmt):
+        return super().get(request, uuid, fmt)
 
 
 class TaskViewSet(viewsets.ReadOnlyModelViewSet):

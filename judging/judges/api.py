@@ -7,7 +7,8 @@ from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.response import Response
 
 from annotation.core.permissions import IsAdmin, IsAnalyst
-from studies.models import default_study_id
+from studies.access import MANAGE
+from studies.api import StudyScopedMixin
 
 from .forms import JudgeRunForm
 from .models import JudgeRun
@@ -48,14 +49,14 @@ class JudgeRunCreateSerializer(serializers.Serializer):
                                       allow_null=True, help_text="USD; refused above it")
 
 
-class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
+class JudgeRunViewSet(StudyScopedMixin, viewsets.ReadOnlyModelViewSet):
+    """The default study's runs at ``/api/judges/runs/``; a study's under
+    ``/api/studies/<slug>/judge-runs/`` (its analysts; its owners cancel and resume)."""
     permission_classes = [IsAnalyst]
+    study_action_permissions = {"cancel": MANAGE, "resume": MANAGE}
     serializer_class = JudgeRunProgressSerializer
     lookup_field = "uuid"
     queryset = JudgeRun.objects.select_related("judge").order_by("-created_at")
-
-    def get_queryset(self):
-        return super().get_queryset().filter(study_id=default_study_id())  # the default study
 
     def list(self, request):
         page = self.paginate_queryset(self.get_queryset())
@@ -73,7 +74,7 @@ class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
         ser = JudgeRunCreateSerializer(data=request.data)
         ser.is_valid(raise_exception=True)
         form = JudgeRunForm({key: "" if value is None else str(value)
-                             for key, value in ser.validated_data.items()})
+                             for key, value in ser.validated_data.items()}, study=self.study)
         if not form.is_valid():
             raise ApiValidationError({key if key != "__all__" else "detail": errors
                                       for key, errors in form.errors.items()})
@@ -81,7 +82,8 @@ class JudgeRunViewSet(viewsets.ReadOnlyModelViewSet):
         try:
             run = judge_run_request(judge=data["judge"], item_uuids=data["items"],
                                     budget=data["budget"],
-                                    created_by=request.user.get_username())
+                                    created_by=request.user.get_username(),
+                                    study=self.study)
         except ValidationError as exc:
             raise ApiValidationError({"detail": exc.messages}) from exc
         return Response(JudgeRunProgressSerializer(run_progress(run)).data,

@@ -11,7 +11,6 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from agreement.models import Report
 from annotation.models import Batch
 from judging.hits import SHAPES
-from judging.judges.calls import close_clients
 from judging.judges.models import JudgeRun
 from studies.models import Study, StudyMembership
 from studies.selectors import study_default
@@ -19,26 +18,8 @@ from tests.factories import make_batch
 from tests.judging.judges.conftest import make_judge
 from tests.studies import builders
 from tests.studies.test_pages import _client, _member
-from tests.support.fake_openai import FakeOpenAIServer
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def bench():
-    return builders.study("bench-b")
-
-
-@pytest.fixture
-def owner(django_user_model, bench):
-    return _member(django_user_model, "owner-b", bench, "owner")
-
-
-@pytest.fixture
-def judge_server():
-    with FakeOpenAIServer() as srv:
-        yield srv
-    close_clients()
 
 
 def _upload(client, url, title="Study B batch"):
