@@ -97,14 +97,19 @@ def _ratings(study, judge: str, alpha: float) -> dict | None:
     ref = next((pos[x] for x in ids if names[x] == reference), None)
     rates = (ppi.win_rates_vs_reference(labeled, unlabeled, len(ids), ref, alpha)
              if ref is not None and len(unlabeled) else {})
+    best, worst = ppi.rank_sets(fit.ratings, fit.cov, alpha)
+    human_best, human_worst = ppi.rank_sets(alone.ratings, alone.cov, alpha)
     rows = []
     for k, x in enumerate(ids):
         rate = rates.get(k)
         rows.append({
             "model": names[x], "rating": round(float(fit.ratings[k]), 2),
             "ci": _interval(fit.ci_low[k], fit.ci_high[k]),
+            # Every model's true rank lies in its set, jointly, with probability >= 1 - alpha.
+            "rank_set": [int(best[k]), int(worst[k])],
             "human_only_rating": round(float(alone.ratings[k]), 2),
             "human_only_ci": _interval(alone.ci_low[k], alone.ci_high[k]),
+            "human_only_rank_set": [int(human_best[k]), int(human_worst[k])],
             "win_rate_vs_reference": None if rate is None else {
                 "rate": round(rate.estimate, 4), "ci": [round(rate.ci_low, 4),
                                                         round(rate.ci_high, 4)],

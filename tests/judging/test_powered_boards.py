@@ -77,6 +77,16 @@ def test_a_judge_copying_people_gives_the_cis_of_people_voting_on_everything():
     assert order[0] == "m0"
     rate = next(r for r in board["rows"] if r["model"] == "m0")["win_rate_vs_reference"]
     assert rate["se"] < rate["human_only_se"]
+    # Rank sets: each holds the model's true rank (BETA's order), and the judge's verdicts
+    # make them no wider than people's 300 votes alone, narrower for some model.
+    for row in board["rows"]:
+        true_rank = int(row["model"][1:]) + 1
+        for low, high in (row["rank_set"], row["human_only_rank_set"]):
+            assert low <= true_rank <= high
+    spans = [(r["rank_set"][1] - r["rank_set"][0],
+              r["human_only_rank_set"][1] - r["human_only_rank_set"][0]) for r in board["rows"]]
+    assert all(mine <= theirs for mine, theirs in spans)
+    assert any(mine < theirs for mine, theirs in spans)
 
 
 def test_a_random_judge_gives_the_human_only_cis_back():
@@ -103,7 +113,7 @@ def test_the_board_page_and_the_api_show_it_beside_the_human_board(admin_client_
     page = admin_client_.get(reverse("studies:board", args=[study.slug]), {"ppi": JUDGE})
     body = page.content.decode()
     assert page.status_code == 200
-    assert 'id="ppi-ratings"' in body and "pairwise-v3" in body
+    assert 'id="ppi-ratings"' in body and "pairwise-v3" in body and "Rank set" in body
     api = admin_client_.get(reverse("study-judge-powered", args=[study.slug]), {"judge": JUDGE})
     assert api.status_code == 200
     data = api.json()
