@@ -12,31 +12,48 @@ from . import rating_cache
 from .api import _PARAMS, _params, _rounds
 from .powered_boards import UnknownJudge, judge_powered_board
 from .selectors import UnknownSplit
+from .style_board import STYLES, UnknownStyle, cached_style_board, check_style
 
 _STUDY = OpenApiParameter("study_slug", str, OpenApiParameter.PATH, description="the study")
 
 
 class StudyLeaderboardView(APIView):
-    """A study's pairwise board: rating with CI, rank, matches, win rate vs its reference."""
+    """A study's pairwise board: rating with CI, rank, matches, win rate vs its reference;
+    with ``?style=control`` also the style-controlled ratings (length and markdown held
+    equal) and the style covariates' coefficients, under ``style_control``."""
 
     permission_classes = [StudyBoardReader]
     build = staticmethod(rating_cache.leaderboard)
 
-    @extend_schema(parameters=[_STUDY, *_PARAMS, OpenApiParameter("rounds", int)],
+    styled = True  # the score board has no style control
+
+    @extend_schema(parameters=[_STUDY, *_PARAMS, OpenApiParameter("rounds", int),
+                               OpenApiParameter("style", str, enum=list(STYLES))],
                    responses=dict)
     def get(self, request, study_slug):
         rounds = _rounds(request)
         try:
-            board = self.build(**_params(request), bootstrap_rounds=rounds, study=request.study)
+            style = check_style(request.query_params.get("style")) if self.styled else None
+        except UnknownStyle as exc:
+            raise ValidationError({"style": [str(exc)]}) from exc
+        params = _params(request)
+        try:
+            board = self.build(**params, bootstrap_rounds=rounds, study=request.study)
         except UnknownSplit as exc:
             raise ValidationError({"split": [str(exc)]}) from exc
-        return Response(board.as_dict())
+        out = board.as_dict()
+        if style:
+            out["style_control"] = cached_style_board(
+                request.study, params["judge"], style, exclude_blocked=params["exclude_blocked"],
+                include_trial=params["include_trial"])
+        return Response(out)
 
 
 class StudyScoreLeaderboardView(StudyLeaderboardView):
     """A study's mean grade per model with bootstrap CI for one source and split."""
 
     build = staticmethod(rating_cache.score_leaderboard)
+    styled = False
 
 
 class StudySourcesView(APIView):

@@ -131,3 +131,17 @@ def _fit(x, y, ridge, max_iter=100):
     bread = np.linalg.pinv((x * (p * (1 - p))[:, None]).T @ x, hermitian=True)
     meat = (x * ((p - y) ** 2)[:, None]).T @ x
     return theta, bread @ meat @ bread
+
+
+def feature_share(fit: StyleControlled, a, b, features_a, features_b, feature: int = 0) -> float:
+    """How much of a source's preference is one feature: ``mean |gamma_k z_k|`` over
+    ``mean |r_a - r_b| + mean |gamma_k z_k|`` on its comparisons (0: none, 1: all of it).
+
+    Both terms are the fitted pull on the verdicts' log-odds (Elo points here; the scale
+    cancels), so the share reads the same for any number of models or comparisons."""
+    a, b = np.asarray(a, dtype=np.intp), np.asarray(b, dtype=np.intp)
+    z = normalised_differences(features_a, features_b)[:, feature]
+    style = np.abs(fit.coef[feature] * z).mean()
+    models = np.abs(fit.ratings[a] - fit.ratings[b]).mean()
+    total = style + models
+    return float(style / total) if total > 0 else 0.0

@@ -1,13 +1,16 @@
 """Report section on biases: position (humans on screen, judges across the AB/BA orderings),
 length (win rate of the longer response, lengths preferred vs not, lengths by score),
 self-preference of a judge for its own model family, and the gap between human and automatic
-win rates against the reference model. Length = number of whitespace-separated tokens."""
+win rates against the reference model. Length = number of whitespace-separated tokens.
+``length_control``: per source, the length coefficient of a Bradley-Terry fit with length as a
+covariate (``judging.style_control``) and the share of its preference that is length."""
 from __future__ import annotations
 
 import numpy as np
 
 from agreement import statistics as st
 from judging.models import Judgment
+from judging.style_control import feature_share, style_controlled_bradley_terry
 
 from .. import selectors
 from .guarded import statistic_or_error
@@ -30,7 +33,7 @@ def biases(verdicts: PairwiseVerdicts, lengths: dict[int, int], score_rows: dict
     length lists the box plots draw, summarised in the section)."""
     keys = verdicts.main_items()
     out: dict = {"position": {}, "length": {}, "length_boxes": {}, "lengths_by_score": {},
-                 "self_preference": {}, "win_rate_gap": {}}
+                 "self_preference": {}, "win_rate_gap": {}, "length_control": {}}
     human_votes = verdicts.pairwise_data.votes.get(Judgment.HUMAN, {})
     # position: humans on screen (choices are stored in the comparison's sides)
     on_screen = [FLIP[SIDE[v[1]]] if verdicts.comparisons[k[0]].swapped else SIDE[v[1]]
@@ -57,15 +60,19 @@ def biases(verdicts: PairwiseVerdicts, lengths: dict[int, int], score_rows: dict
     # length: win rate of the longer response, and preferred/other length distributions
     for src in [Judgment.HUMAN, *verdicts.automatic]:
         source_verdicts = verdicts.majority if src == Judgment.HUMAN else verdicts.by_source[src]
-        lengths_a, lengths_b, chosen_sides = [], [], []
+        lengths_a, lengths_b, chosen_sides, models = [], [], [], []
         for k in keys:
             pair, v = verdicts.pair(k), source_verdicts.get(k)
             if pair and v is not None and pair[0] in lengths and pair[1] in lengths:
                 lengths_a.append(lengths[pair[0]])
                 lengths_b.append(lengths[pair[1]])
                 chosen_sides.append(v)
+                models.append((verdicts.comparisons[k[0]].model_a,
+                               verdicts.comparisons[k[0]].model_b))
         if not chosen_sides:
             continue
+        out["length_control"][src] = statistic_or_error(
+            length_control, models, lengths_a, lengths_b, chosen_sides)
         out["length"][src] = statistic_or_error(st.length_bias, lengths_a, lengths_b,
                                                 chosen_sides, bins=LENGTH_BINS)
         sides = list(zip(lengths_a, lengths_b, chosen_sides, strict=True))
@@ -116,6 +123,22 @@ def biases(verdicts: PairwiseVerdicts, lengths: dict[int, int], score_rows: dict
         if isinstance(result, dict):
             result.pop("lengths", None)
     return out, length_boxes
+
+
+def length_control(models, lengths_a, lengths_b, chosen_sides, alpha: float = 0.05) -> dict:
+    """The length coefficient (Elo points at a normalised length difference of 1) with its
+    CI, and the share of the source's preference it accounts for (``feature_share``)."""
+    names = sorted({m for pair in models for m in pair})
+    pos = {m: k for k, m in enumerate(names)}
+    a, b = [pos[x] for x, _ in models], [pos[y] for _, y in models]
+    score = [1.0 if v == "A" else 0.0 if v == "B" else 0.5 for v in chosen_sides]
+    fa, fb = [[n] for n in lengths_a], [[n] for n in lengths_b]
+    fit = style_controlled_bradley_terry(a, b, score, fa, fb, len(names), names=("length",),
+                                         alpha=alpha)
+    low, high = float(fit.coef_low[0]), float(fit.coef_high[0])
+    return {"n": len(score), "coefficient": float(fit.coef[0]), "ci_low": low, "ci_high": high,
+            "significant": low > 0 or high < 0,
+            "length_share": feature_share(fit, a, b, fa, fb)}
 
 
 def _infer_family(judge: str, families: dict[str, str]) -> str:

@@ -42,6 +42,8 @@ SECTIONS = [  # (csv stem prefix, heading, plot stem or None)
     ("category_win_rates", "Win rate vs the reference per category", "category_win_rates"),
     ("position_bias", "Position bias", None),
     ("length_bias", "Length bias", "length_bias"),
+    ("length_control", "Length-controlled preference (Bradley–Terry with a length covariate)",
+     None),
     ("self_preference", "Self-preference", None),
     ("win_rate_gap", "Human vs automatic win rate against the reference", None),
 ]

@@ -215,6 +215,11 @@ def length_rows(data: dict) -> list[dict]:
     return rows
 
 
+def length_control_rows(data: dict) -> list[dict]:
+    """Per source: the length-controlled coefficient with its CI and the length share."""
+    return [{"source": s, **r} for s, r in data["biases"].get("length_control", {}).items()]
+
+
 def self_preference_rows(data: dict) -> list[dict]:
     rows = []
     for s, r in data["biases"]["self_preference"].items():
@@ -255,6 +260,7 @@ def all_tables(data: dict) -> dict[str, list[dict]]:
         "category_win_rates": category_rows(data),
         "position_bias": position_rows(data),
         "length_bias": length_rows(data),
+        "length_control": length_control_rows(data),
         "self_preference": self_preference_rows(data),
         "win_rate_gap": win_rate_gap_rows(data),
     }

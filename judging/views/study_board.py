@@ -3,6 +3,7 @@ members a private one's (others get a 404). Pairwise ratings and mean scores wit
 CIs, provisional models marked, the signed-in submitter's own models' rows and ranks first,
 and the win rate against the reference per category; from
 ``judging.rating_cache`` like the analysts' boards (each entry keyed by the study too)."""
+from django.core.exceptions import BadRequest
 from django.http import Http404
 from django.shortcuts import render
 
@@ -13,6 +14,7 @@ from .. import rating_cache, thin_data
 from ..leaderboards import category_win_rates
 from ..powered_boards import UnknownJudge, judge_powered_board
 from ..selectors import HUMAN, UnknownSplit, submitted_model_names
+from ..style_board import UnknownStyle, cached_style_board, check_style
 from ..submissions.selectors import my_model_names, my_rows
 from .leaderboard import ROUNDS, _params
 
@@ -21,6 +23,10 @@ from .leaderboard import ROUNDS, _params
 def study_board(request, study):
     params = _params(request)
     params["study"] = study
+    try:  # before any work: an unknown ``?style=`` is a 400
+        style = check_style(request.GET.get("style"))
+    except UnknownStyle as exc:
+        raise BadRequest(str(exc)) from exc
     try:
         shown = rating_cache.leaderboard_page(**params)
     except UnknownSplit as exc:
@@ -36,7 +42,9 @@ def study_board(request, study):
             powered = judge_powered_board(study, request.GET["ppi"])
         except UnknownJudge as exc:
             powered_error = str(exc)
+    styled = style and cached_style_board(study, judge, style, **votes)
     return render(request, "judging/study_board.html", {
+        "style": style, "styled": styled,
         "powered": powered, "powered_error": powered_error,
         "ppi_judges": [j for j in rating_cache.leaderboard_sources(study) or [] if j != HUMAN],
         "study": study, "study_switcher": studies_visible_to(request.user),
