@@ -31,16 +31,19 @@ class UnknownJudge(ValueError):
     """No automatic judge of that name has verdicts in the study."""
 
 
-def comparison_shares(qs, versions: set | None = None) -> dict[int, tuple[int, int, float, int]]:
-    """``{comparison: (model a id, model b id, A's share of its verdicts, verdicts)}``; the
+def comparison_shares(qs, versions: set | None = None) -> dict[tuple, tuple[int, int, float, int]]:
+    """``{(comparison, turn): (model a id, model b id, A's share of its verdicts, verdicts)}``:
+    a multi-turn comparison's per-turn votes are one unit per turn (turn '' for single-turn
+    items), so a judge's turn-2 verdict never counts as corrected by people's turn-1 votes. The
     verdicts' template versions are added to ``versions`` when given (one query for both)."""
-    scores: dict[int, list[float]] = defaultdict(list)
-    sides: dict[int, tuple[int, int]] = {}
-    for comparison, a, b, choice, version in qs.order_by().values_list(
-            "comparison_id", "comparison__response_a__model_id",
+    scores: dict[tuple, list[float]] = defaultdict(list)
+    sides: dict[tuple, tuple[int, int]] = {}
+    for comparison, turn, a, b, choice, version in qs.order_by().values_list(
+            "comparison_id", "turn", "comparison__response_a__model_id",
             "comparison__response_b__model_id", "choice", "template_version"):
-        scores[comparison].append(SCORE[choice])
-        sides[comparison] = (a, b)
+        unit = (comparison, turn)
+        scores[unit].append(SCORE[choice])
+        sides[unit] = (a, b)
         if versions is not None:
             versions.add(version)
     return {c: (*sides[c], float(np.mean(s)), len(s)) for c, s in scores.items()}

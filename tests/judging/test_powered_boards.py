@@ -125,3 +125,31 @@ def test_the_board_page_and_the_api_show_it_beside_the_human_board(admin_client_
     shown = admin_client_.get(reverse("studies:board", args=[study.slug]), {"ppi": "<b>x</b>"})
     assert 'id="ppi-error"' in shown.content.decode()
     assert "<b>x</b>" not in shown.content.decode()
+
+
+
+def test_a_conversation_counts_once_by_its_overall_verdicts():
+    """Multi-turn items: like the human board's "all" split, the judge-powered board takes
+    each conversation's overall verdicts (one unit per comparison and turn); per-turn votes
+    never blur into it, and a judge's per-turn verdicts never pair with people's overall ones."""
+    from judging.powered_boards import comparison_shares
+    from judging.selectors import pairwise_judgments_qs
+
+    study = sb.study("turns")
+    ms = sb.models(study, "a", reference="b")
+    inst = Instance.objects.create(study=study, instruction="Chat?", stage="done")
+    ra, rb = (Response.objects.create(instance=inst, model=ms[n], text=n) for n in ("a", "b"))
+    comparison = Comparison.objects.create(instance=inst, response_a=ra, response_b=rb)
+    now = timezone.now()
+    people = [("overall", "A"), ("overall", "A"), ("overall", "B"), ("1", "B"), ("2", "B")]
+    Judgment.objects.bulk_create(
+        [Judgment(comparison=comparison, source=Judgment.HUMAN, annotator=f"w{k}", turn=t,
+                  choice=c, created_at=now) for k, (t, c) in enumerate(people)]
+        + [Judgment(comparison=comparison, source=JUDGE, annotator=f"{JUDGE}@1", turn=t,
+                    template_version="pairwise-v3", choice=c, created_at=now)
+           for t, c in (("overall", "A"), ("2", "B"))])
+    human = comparison_shares(pairwise_judgments_qs(study=study))
+    judged = comparison_shares(pairwise_judgments_qs(judge=JUDGE, study=study))
+    assert set(human) == set(judged) == {(comparison.pk, "overall")}
+    assert human[(comparison.pk, "overall")][2:] == (pytest.approx(2 / 3), 3)
+    assert judged[(comparison.pk, "overall")][2:] == (1.0, 1)
