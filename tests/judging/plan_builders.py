@@ -4,6 +4,7 @@ import random
 from annotation.models import Instance, InstructionFamily
 from judging.models import Comparison, Judgment, Response
 from judging.services.judgments.record import judgment_record
+from tests.db_stats import analyze
 from tests.studies import builders as sb
 
 STRENGTH = {"alpha": 0.9, "beta": 0.3, "gamma": -0.3, "delta": -0.9}
@@ -38,4 +39,5 @@ def voted_study(slug="planned", judge_noise=0.1, voted=24, instances=60, seed=1)
             majority = {"A": "B", "B": "A"}[majority]
         judgment_record(source="gpt-judge", annotator="gpt-judge", comparison=comparison,
                         choice=majority)
+    analyze()
     return study

@@ -12,6 +12,7 @@ from annotation.models import Instance
 from judging import ppi
 from judging.models import Comparison, Judgment, Response
 from judging.powered_boards import UnknownJudge, judge_powered_board
+from tests.db_stats import analyze
 from tests.studies import builders as sb
 
 pytestmark = pytest.mark.django_db
@@ -58,6 +59,7 @@ def world(study, *, voted: int, total: int, judge: str, seed=0):
                        template_version="pairwise-v3", choice=choice[verdict[k]], created_at=now)
               for k, c in enumerate(made)]
     Judgment.objects.bulk_create(votes)
+    analyze()
     return ppi.Pairs.of(a, b, hidden, hidden)
 
 

@@ -15,6 +15,7 @@ from judging.models import Comparison, Judgment, Response
 from judging.ppi import ELO
 from judging.ratings import INIT
 from judging.style_board import style_controlled_board
+from tests.db_stats import analyze
 from tests.studies import builders as sb
 
 pytestmark = pytest.mark.django_db
@@ -57,6 +58,7 @@ def world(study, *, length_logit: float, total: int = 900, seed=0, names=None):
         Judgment(comparison=c, source=JUDGE, annotator=f"{JUDGE}@1", template_version="v1",
                  choice=v, created_at=now) for c, v in zip(Comparison.objects.bulk_create(made),
                                                            verdicts, strict=True))
+    analyze()
 
 
 def _by_model(board):
