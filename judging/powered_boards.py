@@ -11,7 +11,6 @@ provenance, as are the judge's template versions and the human votes used.
 from collections import defaultdict
 
 import numpy as np
-from scipy.stats import norm
 
 from . import ppi
 from .selectors import (
@@ -141,6 +140,8 @@ def _scores(study, judge: str, alpha: float) -> dict:
     graded_qs = score_judgments_qs(judge=judge, study=study)
     machine = _response_means(graded_qs)
     names = model_names({m for m, _ in [*human.values(), *machine.values()]})
+    from scipy.stats import norm  # here, not at import: web workers boot without scipy
+
     z = float(norm.ppf(1 - alpha / 2))
     rows = []
     for x, name in sorted(names.items(), key=lambda kv: kv[1]):

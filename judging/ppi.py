@@ -50,7 +50,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
 
 from judging.ratings import BASE, INIT, RIDGE, SCALE, RatingsWarning, _fit_bt
 
@@ -275,6 +274,8 @@ def _check_lambda(lam):
 
 
 def _z(alpha):
+    from scipy.stats import norm  # here, not at import: web workers boot without scipy
+
     return float(norm.ppf(1 - alpha / 2))
 
 

@@ -23,7 +23,6 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
 
 from judging.ppi import ELO, Pairs, _anchor_map
 from judging.ratings import INIT, RIDGE
@@ -93,6 +92,8 @@ def style_controlled_bradley_terry(a, b, score, features_a, features_b, n_models
     anchor_map = _anchor_map(Pairs(a, b, np.zeros(len(a))), None, n_models, anchor)
     raw_theta, _ = _fit(x, y, ridge)
     theta, cov = _fit(np.hstack([x, z]), y, ridge)
+    from scipy.stats import norm  # here, not at import: web workers boot without scipy
+
     half_z = norm.ppf(1 - alpha / 2)
     t = np.zeros((n_models + z.shape[1],) * 2)
     t[:n_models, :n_models] = anchor_map

@@ -12,15 +12,18 @@ from studies.selectors import studies_visible_to
 
 from .. import rating_cache, thin_data
 from ..leaderboards import category_win_rates
-from ..powered_boards import UnknownJudge, judge_powered_board
 from ..selectors import HUMAN, UnknownSplit, submitted_model_names
-from ..style_board import UnknownStyle, cached_style_board, check_style
 from ..submissions.selectors import my_model_names, my_rows
 from .leaderboard import ROUNDS, _params
 
 
 @study_page(VIEW_BOARD)
 def study_board(request, study):
+    # Imported here: they load SciPy, which a web worker must not pay for at boot
+    # (tests/test_gunicorn_config.py); the board's other parts never need it.
+    from ..powered_boards import UnknownJudge, judge_powered_board
+    from ..style_board import UnknownStyle, cached_style_board, check_style
+
     params = _params(request)
     params["study"] = study
     try:  # before any work: an unknown ``?style=`` is a 400

@@ -10,14 +10,17 @@ from django.views.decorators.http import require_POST
 
 from studies.access import ANALYZE, MANAGE, study_page
 
-from ..planner import PlanError
 from ..selectors import HUMAN, judge_names
 from ..services.comparisons import SamplingError
-from ..services.vote_plans import vote_plan, vote_plan_batch_create
+
+# The planner and its service are imported inside the views: they load SciPy, which a web
+# worker must not pay for at boot (tests/test_gunicorn_config.py).
 
 
 def _inputs(data) -> dict:
     """The form's fields, checked: a bad one is a PlanError with a readable message."""
+    from ..planner import PlanError
+
     try:
         votes = int(data.get("votes") or 5)
         reward = Decimal(data.get("reward") or "0")
@@ -30,6 +33,9 @@ def _inputs(data) -> dict:
 
 @study_page(ANALYZE)
 def vote_plan_page(request, study):
+    from ..planner import PlanError
+    from ..services.vote_plans import vote_plan
+
     target = request.GET.get("target", "").strip()
     context = {"study": study, "target": target, "form": request.GET,
                "judges": [j for j in judge_names(study) if j != HUMAN],
@@ -45,6 +51,9 @@ def vote_plan_page(request, study):
 @require_POST
 @study_page(MANAGE)
 def vote_plan_batch(request, study):
+    from ..planner import PlanError
+    from ..services.vote_plans import vote_plan_batch_create
+
     target = request.POST.get("target", "").strip()
     try:
         _, batches = vote_plan_batch_create(
