@@ -15,8 +15,6 @@ from annotation.models import (
     Assignment,
     Batch,
     Bonus,
-    ProviderConfig,
-    ProviderSubmission,
     QualificationGrant,
     Task,
     TaskProblem,
@@ -343,60 +341,93 @@ class BatchCosts:
 
 def batch_costs(batch: Batch, *, extra_bonus: Decimal = ZERO, fees=None) -> BatchCosts:
     """``fees``: a ``FeeSchedule`` in place of the marketplace's own (a study's budget prices
-    local work at the study's fee rate)."""
-    provider = get_provider(batch.provider)
-    slots = sum(Task.objects.filter(batch=batch).values_list("max_assignments", flat=True))
-    bonuses = list(Bonus.objects.filter(batch=batch, status__in=_BONUS_COMMITTED)
-                   .values_list("amount", flat=True))
-    full = provider.estimate(reward=batch.reward, assignments=slots,
-                             assignments_per_hit=batch.assignments_per_task,
-                             bonuses=bonuses + ([extra_bonus] if extra_bonus else []),
-                             fees=fees)
-    approved = Assignment.objects.filter(batch=batch, status=Assignment.Status.APPROVED).count()
-    paid = list(Bonus.objects.filter(batch=batch, status=Bonus.Status.PAID)
-                .values_list("amount", flat=True))
-    spent = provider.estimate(reward=batch.reward, assignments=approved,
-                              assignments_per_hit=batch.assignments_per_task, bonuses=paid,
-                              fees=fees)
-    return BatchCosts(estimate=full, spent=spent.total + _screen_outs_paid(batch, provider, fees),
-                      budget=batch.budget)
+    local work at the study's fee rate); ``extra_bonus``: a bonus about to be committed."""
+    return batch_costs_many([batch], fees_for=lambda b: fees, extra_bonus=extra_bonus)[batch.pk]
 
 
-def _screen_outs_paid(batch: Batch, provider, fees=None) -> Decimal:
-    """Places screened out on the marketplace are paid its fixed screen-out reward (fees
-    included), though their slot reopens for someone else."""
-    reward = (ProviderConfig.objects.filter(batch=batch)
-              .values_list("screen_out_reward", flat=True).first())
-    if not reward:
+def batch_costs_many(batches, *, fees_for=lambda batch: None,
+                     extra_bonus: Decimal = ZERO) -> dict[int, BatchCosts]:
+    """``batch_costs`` of each of ``batches`` in five queries whatever their number (a study's
+    budget adds up every batch of the study on each activation). ``fees_for(batch)``: its
+    ``FeeSchedule``, None for the marketplace's own."""
+    batches = list(batches)
+    ids = [b.pk for b in batches]
+    slots = dict(Task.objects.filter(batch_id__in=ids).values("batch_id")
+                 .annotate(n=Sum("max_assignments")).values_list("batch_id", "n"))
+    approved = dict(Assignment.objects.filter(batch_id__in=ids,
+                                              status=Assignment.Status.APPROVED)
+                    .values("batch_id").annotate(n=Count("id")).values_list("batch_id", "n"))
+    bonuses = _bonuses_by_batch(ids)
+    outside = _paid_outside_assignments(batches)
+    out = {}
+    for batch in batches:
+        provider, fees = get_provider(batch.provider), fees_for(batch)
+        per = bonuses.get(batch.pk, {"committed": [], "paid": []})
+        full = provider.estimate(reward=batch.reward, assignments=slots.get(batch.pk) or 0,
+                                 assignments_per_hit=batch.assignments_per_task,
+                                 bonuses=per["committed"] + ([extra_bonus] if extra_bonus else []),
+                                 fees=fees)
+        spent = provider.estimate(reward=batch.reward, assignments=approved.get(batch.pk, 0),
+                                  assignments_per_hit=batch.assignments_per_task,
+                                  bonuses=per["paid"], fees=fees).total
+        out[batch.pk] = BatchCosts(estimate=full,
+                                   spent=spent + _outside_cost(batch, outside, fees),
+                                   budget=batch.budget)
+    return out
+
+
+def _bonuses_by_batch(ids) -> dict[int, dict[str, list[Decimal]]]:
+    """Committed bonus amounts per batch, and those of them paid (one query)."""
+    bonuses: dict[int, dict[str, list[Decimal]]] = {}
+    for batch_id, status, amount in Bonus.objects.filter(
+            batch_id__in=ids, status__in=_BONUS_COMMITTED).values_list(
+            "batch_id", "status", "amount"):
+        per = bonuses.setdefault(batch_id, {"committed": [], "paid": []})
+        per["committed"].append(amount)
+        if status == Bonus.Status.PAID:
+            per["paid"].append(amount)
+    return bonuses
+
+
+def _paid_outside_assignments(batches) -> dict[int, tuple[Decimal, int]]:
+    """Places a marketplace paid that no assignment of ours holds, asked of each batch's
+    marketplace (``Provider.paid_outside_assignments``: Prolific's screen-outs)."""
+    by_provider: dict[str, list[int]] = {}
+    for batch in batches:
+        by_provider.setdefault(batch.provider, []).append(batch.pk)
+    out: dict[int, tuple[Decimal, int]] = {}
+    for name, ids in by_provider.items():
+        out.update(get_provider(name).paid_outside_assignments(ids))
+    return out
+
+
+def _outside_cost(batch: Batch, outside: dict, fees=None) -> Decimal:
+    reward, places = outside.get(batch.pk, (ZERO, 0))
+    if not places:
         return ZERO
-    screened = ProviderSubmission.objects.filter(hit__batch=batch,
-                                                 remote_status="screened_out").count()
-    return provider.estimate(reward=reward, assignments=screened,
-                             assignments_per_hit=batch.assignments_per_task, fees=fees).total
+    return get_provider(batch.provider).estimate(
+        reward=reward, assignments=places, assignments_per_hit=batch.assignments_per_task,
+        fees=fees).total
 
 
 def batches_overview(batches) -> list[BatchOverview]:
-    """Progress and cost of ``batches`` in three queries (progress twice, bonuses once).
+    """Progress and cost of ``batches`` in three queries (progress twice, bonuses once) and
+    what their marketplaces paid outside our assignments (Prolific's screen-outs).
 
     ``spent`` counts counted submissions (what is owed as work comes in; the marketplace bills
     approved work, which lags behind) — the figure ``batch_cost`` gives, plus fees and bonuses.
     """
     batches = list(batches)
     progress = batch_progress_many(b.pk for b in batches)
-    bonuses: dict[int, dict[str, list[Decimal]]] = {}
-    for batch_id, status, amount in Bonus.objects.filter(
-            batch_id__in=[b.pk for b in batches], status__in=_BONUS_COMMITTED).values_list(
-            "batch_id", "status", "amount"):
-        per = bonuses.setdefault(batch_id, {"committed": [], "paid": []})
-        per["committed"].append(amount)
-        if status == Bonus.Status.PAID:
-            per["paid"].append(amount)
+    bonuses = _bonuses_by_batch([b.pk for b in batches])
+    outside = _paid_outside_assignments(batches)
     rows = []
     for batch in batches:
         p = progress[batch.pk]
         per = bonuses.get(batch.pk, {"committed": [], "paid": []})
         rows.append(BatchOverview(
-            batch=batch, progress=p, spent=_cost(batch, p.done, per["paid"]),
+            batch=batch, progress=p,
+            spent=_cost(batch, p.done, per["paid"]) + _outside_cost(batch, outside),
             committed=_cost(batch, p.slots, per["committed"]), budget=batch.budget))
     return rows
 

@@ -20,7 +20,7 @@ from django.db import transaction
 
 from annotation.core.marketplaces import get_provider
 from annotation.core.money import ZERO
-from annotation.engine.selectors import batch_costs
+from annotation.engine.selectors import batch_costs, batch_costs_many
 from annotation.models import Batch
 from studies.models import Study
 
@@ -53,13 +53,19 @@ def study_fees(batch: Batch, study: Study):
 def batch_study_cost(batch: Batch, study: Study) -> Decimal:
     """What ``batch`` takes of its study's budget: a finished batch what it paid, any other its
     full cost (what opening it commits), fees included."""
-    costs = batch_costs(batch, fees=study_fees(batch, study))
+    return _taken(batch, batch_costs(batch, fees=study_fees(batch, study)))
+
+
+def _taken(batch: Batch, costs) -> Decimal:
     return costs.spent if batch.status == Batch.Status.FINISHED else costs.committed
 
 
 def study_money(study: Study) -> StudyMoney:
-    batches = Batch.objects.filter(study=study).exclude(status=Batch.Status.DRAFT)
-    spent = sum((batch_study_cost(b, study) for b in batches), ZERO)
+    """The study's budget and what it spent or committed: its batches' costs in a fixed number
+    of queries (``batch_costs_many``), plus the registered spenders."""
+    batches = list(Batch.objects.filter(study=study).exclude(status=Batch.Status.DRAFT))
+    costs = batch_costs_many(batches, fees_for=lambda b: study_fees(b, study))
+    spent = sum((_taken(b, costs[b.pk]) for b in batches), ZERO)
     spent += sum((Decimal(spender(study.pk)) for spender in SPENDERS), ZERO)
     return StudyMoney(budget=study.budget, spent=spent)
 

@@ -93,6 +93,12 @@ class Provider:
                         assignments_per_hit=assignments_per_hit, fees=fees or self.fees(),
                         bonuses=bonuses)
 
+    def paid_outside_assignments(self, batch_ids) -> dict[int, tuple[Decimal, int]]:
+        """``{batch id: (reward, places)}``: places this marketplace paid that no assignment
+        of ours holds (Prolific: participants screened out at a fixed reward); the engine adds
+        them, fees included, to what a batch spent. None here."""
+        return {}
+
     def upload_note(self, batch) -> tuple[str, bool] | None:
         """What a new batch's upload should say about this marketplace (the text, whether it
         warns); None: nothing."""

@@ -42,6 +42,20 @@ def test_opening_within_the_budget_passes_and_counts_with_fees():
     assert money.remaining == Decimal("18.00")
 
 
+def test_the_study_spend_is_read_in_the_same_queries_for_one_batch_or_many(
+        django_assert_max_num_queries):
+    """Every activation adds up the whole study: its batches' costs are grouped queries, not
+    a handful per batch."""
+    study = _study("1000")
+    batch_set_status(_draft(study), Batch.Status.ACTIVE)
+    with django_assert_max_num_queries(12) as one:
+        assert study_money(study).spent == Decimal("12.00")
+    for _ in range(4):
+        batch_set_status(_draft(study), Batch.Status.ACTIVE)
+    with django_assert_max_num_queries(len(one.captured_queries)):
+        assert study_money(study).spent == Decimal("60.00")
+
+
 def test_opening_past_the_budget_is_refused_with_the_figures_and_writes_nothing():
     study = _study("20")
     batch_set_status(_draft(study), Batch.Status.ACTIVE)

@@ -121,6 +121,24 @@ class ProlificProvider(Provider):
         bonuses alike: its researcher help, "How to resolve an underpaying study")."""
         return FeeSchedule(kind="rate", rate=FEE_RATE.parse(settings.PROLIFIC_FEE_RATE))
 
+    def paid_outside_assignments(self, batch_ids) -> dict[int, tuple[Decimal, int]]:
+        """Screened-out places of batches that pay a screen-out reward: their slot reopens for
+        someone else, but Prolific paid the fixed reward (two queries)."""
+        from django.db.models import Count
+
+        from annotation.providers.models import ProviderConfig, ProviderSubmission
+
+        rewards = dict(ProviderConfig.objects.filter(batch_id__in=batch_ids,
+                                                     screen_out_reward__gt=0)
+                       .values_list("batch_id", "screen_out_reward"))
+        if not rewards:
+            return {}
+        screened = (ProviderSubmission.objects
+                    .filter(hit__batch_id__in=list(rewards), remote_status="screened_out")
+                    .values("hit__batch_id").annotate(n=Count("id"))
+                    .values_list("hit__batch_id", "n"))
+        return {batch_id: (rewards[batch_id], n) for batch_id, n in screened}
+
     def upload_note(self, batch) -> tuple[str, bool]:
         """(what the upload says about the new batch's hourly pay, whether it is below the
         floor). No call to Prolific at upload: the floor here is the setting; the launch asks

@@ -9,7 +9,7 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from annotation.core.clients.errors import MarketplaceError
-from annotation.engine.selectors import batch_costs
+from annotation.engine.selectors import batch_costs, batches_overview
 from annotation.models import ProviderHit, Task
 from annotation.providers import services
 from annotation.providers.prolific import screen_out_code
@@ -82,6 +82,7 @@ def test_a_screened_out_place_reopens_and_is_paid_at_the_screen_out_reward(proli
     services.batch_launch(batch)
     study = ProviderHit.objects.get(batch=batch).external_id
     before = batch_costs(batch).spent
+    shown_before = batches_overview([batch])[0].spent
     assert arrive(client, batch, "PID1", "SESS1", study).status_code == 302
     taken = sum(Task.objects.filter(batch=batch).values_list("slots_taken", flat=True))
     assert taken == 1
@@ -91,3 +92,5 @@ def test_a_screened_out_place_reopens_and_is_paid_at_the_screen_out_reward(proli
     assert batch_costs(batch).spent - before == Decimal("0.25")  # 0.20 + 25 % fee
     services.batch_sync(batch)  # counted once however often it is synced
     assert batch_costs(batch).spent - before == Decimal("0.25")
+    # The dashboard's row says the same: the screen-out is money spent there too.
+    assert batches_overview([batch])[0].spent - shown_before == Decimal("0.25")
