@@ -191,7 +191,16 @@ class Judgment(models.Model):
         base_manager_name = "with_rejected"
         indexes = [models.Index(fields=["source", "created_at"]),
                    # the rating cache's key: a source's newest judgment (judging/rating_cache.py)
-                   models.Index(fields=["source", "id"], name="judgment_source_latest")]
+                   models.Index(fields=["source", "id"], name="judgment_source_latest"),
+                   # A verdict's generations on one item (``selectors.current_verdicts``): the
+                   # correlated check is one index descent, whatever the planner's statistics
+                   # say (without it a freshly written table was scanned per verdict).
+                   models.Index(fields=["comparison", "source", "kind", "turn"],
+                                name="judgment_comparison_generation",
+                                condition=Q(comparison__isnull=False)),
+                   models.Index(fields=["response", "source", "kind", "turn"],
+                                name="judgment_response_generation",
+                                condition=Q(response__isnull=False))]
         constraints = [
             models.UniqueConstraint(
                 fields=["assignment", "turn"], name="one_judgment_per_assignment_turn"
