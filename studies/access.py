@@ -61,20 +61,27 @@ def study_or_default(permission: str, default_check):
     return decorator
 
 
-class StudyBoardReader(BasePermission):
-    """API routes under ``/api/studies/<slug>/`` that read a board: anyone for a public
-    study, members for a private one; everyone else (anonymous included) a 404. The study
-    is left on the request for the view."""
+class StudyPermission(BasePermission):
+    """API routes under ``/api/studies/<slug>/``: the study in the URL if the user holds
+    ``permission`` there; everyone else (anonymous included) the 404 of a missing study. The
+    study is left on the request for the view."""
+
+    permission = VIEW
 
     def has_permission(self, request, view) -> bool:
-        request.study = study_for_user(view.kwargs["study_slug"], request.user, VIEW_BOARD)
+        # ``studies.api.StudyScopedMixin`` takes the slug out of the kwargs (``study_slug``).
+        slug = getattr(view, "study_slug", None) or view.kwargs["study_slug"]
+        request.study = study_for_user(slug, request.user, self.permission)
         return True
 
 
-class StudySubmitter(BasePermission):
-    """API routes under ``/api/studies/<slug>/`` for the study's submitters (staff too);
-    everyone else (anonymous included) a 404. The study is left on the request."""
+class StudyBoardReader(StudyPermission):
+    """A board: anyone for a public study, members for a private one."""
 
-    def has_permission(self, request, view) -> bool:
-        request.study = study_for_user(view.kwargs["study_slug"], request.user, SUBMIT)
-        return True
+    permission = VIEW_BOARD
+
+
+class StudySubmitter(StudyPermission):
+    """The study's submitters (staff too)."""
+
+    permission = SUBMIT

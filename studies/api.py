@@ -6,23 +6,15 @@ study), it reads only the study's rows (another study's object is a 404), and wh
 belongs to the study. At the old URL the view keeps its deployment-wide role check and serves
 what it always served.
 """
-from rest_framework.permissions import BasePermission
-
-from .access import ANALYZE
+from .access import ANALYZE, StudyPermission
 from .models import default_study_id
-from .selectors import study_for_user
 
 
-class StudyRole(BasePermission):
-    """The study in the URL, if the user holds ``permission`` there (else a 404); the study is
-    left on the request for the view."""
+class StudyRole(StudyPermission):
+    """``StudyPermission`` for the role an action needs (``StudyScopedMixin`` picks it)."""
 
     def __init__(self, permission: str):
         self.permission = permission
-
-    def has_permission(self, request, view) -> bool:
-        request.study = study_for_user(view.study_slug, request.user, self.permission)
-        return True
 
 
 class StudyScopedMixin:
