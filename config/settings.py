@@ -296,6 +296,19 @@ AUTO_BLOCK_RELIABILITY_MIN_VOTES = env_int("AUTO_BLOCK_RELIABILITY_MIN_VOTES", 2
 LEADERBOARD_MIN_MATCHES = env_int("LEADERBOARD_MIN_MATCHES", 30)
 if LEADERBOARD_MIN_MATCHES < 0:
     raise ImproperlyConfigured("LEADERBOARD_MIN_MATCHES must be 0 or more")
+# While votes arrive, a board of at least LEADERBOARD_STALE_MIN_JUDGMENTS judgments is served
+# up to LEADERBOARD_STALE_SECONDS and LEADERBOARD_STALE_SHARE of its judgments behind while one
+# refresh runs in the background (judging.board_refresh); the page says how far behind. Smaller
+# boards cost little to recompute in the request and always show the last vote.
+LEADERBOARD_STALE_SECONDS = env_float("LEADERBOARD_STALE_SECONDS", 30.0)
+LEADERBOARD_STALE_SHARE = env_float("LEADERBOARD_STALE_SHARE", 0.01)
+LEADERBOARD_STALE_MIN_JUDGMENTS = env_int("LEADERBOARD_STALE_MIN_JUDGMENTS", 10_000)
+# ... and refreshed once it is this many seconds behind (at every vote, a core would do nothing else).
+LEADERBOARD_REFRESH_SECONDS = env_float("LEADERBOARD_REFRESH_SECONDS", 10.0)
+if not (0 <= LEADERBOARD_REFRESH_SECONDS <= LEADERBOARD_STALE_SECONDS
+        and 0 <= LEADERBOARD_STALE_SHARE <= 1):
+    raise ImproperlyConfigured("Need 0 <= LEADERBOARD_REFRESH_SECONDS <= LEADERBOARD_STALE_SECONDS "
+                               "and LEADERBOARD_STALE_SHARE between 0 and 1")
 IMAGE_MAX_BYTES = env_int("IMAGE_MAX_BYTES", 10 * 1024 * 1024)
 IMAGE_MAX_PIXELS = env_int("IMAGE_MAX_PIXELS", 40_000_000)
 IMAGE_FETCH_TIMEOUT = env_float("IMAGE_FETCH_TIMEOUT", 10.0)

@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 from annotation.core.db_text import storage_problem
 from annotation.core.permissions import IsAdmin, IsAnalyst
 
-from . import rating_cache
+from . import board_refresh, rating_cache
 from .models import EvalModel
 from .selectors import (
     HUMAN,
@@ -105,6 +105,7 @@ class LeaderboardView(APIView):
     def get(self, request):
         return self.respond(request, rating_cache.leaderboard, **_counting(request))
 
+    @board_refresh.tells_freshness
     def respond(self, request, build, **counting):
         rounds = _rounds(request)
         try:

@@ -31,12 +31,20 @@ the entry expires (``ENTRY_SECONDS``).
 
 The first views of one result do not all compute it: one takes a short lock (``cache.add``) and
 the others wait for its value, or compute themselves if the holder died (the lock expires).
+
+While votes arrive, nearly every view would find a new judgment of its study and recompute: a
+board of at least ``LEADERBOARD_STALE_MIN_JUDGMENTS`` that judgments were only added to is
+served as it is, when at most ``LEADERBOARD_STALE_SECONDS`` and ``LEADERBOARD_STALE_SHARE`` of
+its judgments behind, while ``judging.board_refresh`` recomputes it once in the background (once
+it is ``LEADERBOARD_REFRESH_SECONDS`` behind: refreshing at every vote would keep a core busy
+recomputing); the view says how far behind it was (``board_refresh.tells_freshness``). Anything else that changes
+what counts (a rejection, a deletion, a new reference, blocking) still recomputes in the request.
 """
 import hashlib
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.core.cache import cache
@@ -44,7 +52,7 @@ from django.db.models import Count, Max, Subquery, Value
 
 from annotation.models import Batch, Worker
 
-from . import leaderboards, selectors, vote_aggregation
+from . import board_refresh, leaderboards, selectors, vote_aggregation
 from .models import Comparison, EvalModel, Judgment, Response
 from .selectors import HUMAN
 from .vote_aggregation import MAJORITY
@@ -56,7 +64,23 @@ LOCK_SECONDS = 120  # the longest a view waits for another view computing the sa
 POLL_SECONDS = 0.05
 NEWER_CHECKED = 1000  # past this many new judgments elsewhere, an entry recomputes instead
 ALL_SOURCES = None  # the scope of parts read over every source (the list of sources)
-_PREFIX = "ratings:v3"  # a new version when the entries change shape
+_PREFIX = "ratings:v5"  # a new version when the entries change shape
+
+
+class Entry(NamedTuple):
+    """What the cache holds per key: the value, the judgments it was computed from (``count``,
+    and the ``seen`` stamp), when it was stored and last re-counted, and when its computation
+    started reading (``snapshot_at``)."""
+
+    value: Any
+    count: int
+    stored_at: float
+    checked_at: float
+    seen: tuple
+    snapshot_at: float
+
+
+_STALE_SERVED = object()  # ``_fresh``'s answer for an entry to serve while it is refreshed
 
 
 def get_or_compute(part: str, compute: Callable[[], Any], *, source: str | None,
@@ -68,7 +92,15 @@ def get_or_compute(part: str, compute: Callable[[], Any], *, source: str | None,
     study_id = selectors.study_id(study)
     key = _key(part, source, params or {}, exclude_blocked, include_trial, study_id)
     stamp = _stamp(source, study_id)
-    value = _fresh(key, cache.get(key), source, stamp, study_id)
+    entry = cache.get(key)
+    value = _fresh(key, entry, source, stamp, study_id)
+    if value is _STALE_SERVED:  # a little behind: served, and refreshed in the background
+        entry = Entry(*entry)
+        if time.time() - entry.snapshot_at >= settings.LEADERBOARD_REFRESH_SECONDS:
+            board_refresh.refresh_in_background(
+                key, lambda: _store(key, source, _stamp(source, study_id), compute),
+                LOCK_SECONDS)
+        return entry.value
     if value is not None:
         return value
     return _compute_once(key, source, stamp, compute)
@@ -256,29 +288,55 @@ def _trial_batches() -> tuple[int, ...]:
 
 
 def _fresh(key: str, entry, source: str | None, stamp: tuple, study_id: int | None):
-    """The entry's value, or None when there is none, a judgment of its study arrived since
-    its stamp (``_count_after``), or a re-count shows deleted judgments (an entry older than
+    """The entry's value; ``_STALE_SERVED`` when judgments of its study arrived since its
+    stamp but it may be served while a refresh runs (``_behind``); None when there is none or
+    it is stale (``_count_after``), or a re-count shows deleted judgments (an entry older than
     ``RECHECK_SECONDS`` is re-counted: a deletion anywhere shows within about twice that
     time). Moving the stamp on or re-counting keeps the entry's expiry: it still ends
     ``ENTRY_SECONDS`` after it was computed."""
     if entry is None:
         return None
-    value, count, stored_at, checked_at, seen = entry
+    entry = Entry(*entry)
     now = time.time()
-    left = ENTRY_SECONDS - (now - stored_at)
-    if seen != stamp:
-        count = _count_after(seen, stamp, source, study_id, count)
+    left = ENTRY_SECONDS - (now - entry.stored_at)
+    if entry.seen != stamp:
+        count = _count_after(entry.seen, stamp, source, study_id, entry.count)
+        if count is None and left > 0 and (behind := _behind(entry, stamp, source)) is not None:
+            board_refresh.served(behind, now - entry.snapshot_at)
+            return _STALE_SERVED
         if count is None or left <= 0:
             cache.delete(key)  # so that nobody waiting for the new value takes this one
             return None
-        cache.set(key, (value, count, stored_at, checked_at, stamp), left)
-    if now - checked_at < RECHECK_SECONDS:
-        return value
-    if left <= 0 or _recent_count(source) != count:
+        entry = entry._replace(count=count, seen=stamp)
+        cache.set(key, tuple(entry), left)
+    if now - entry.checked_at < RECHECK_SECONDS:
+        return entry.value
+    if left <= 0 or _recent_count(source) != entry.count:
         cache.delete(key)
         return None
-    cache.set(key, (value, count, stored_at, now, stamp), left)
-    return value
+    cache.set(key, tuple(entry._replace(checked_at=now)), left)
+    return entry.value
+
+
+def _behind(entry: Entry, stamp: tuple, source: str | None) -> int | None:
+    """How many judgments are newer than a stale ``entry`` when it may still be served while
+    a background refresh computes the new one; None when it must be recomputed now. Only an
+    entry of at least ``LEADERBOARD_STALE_MIN_JUDGMENTS`` (a smaller board costs little to
+    recompute in the request, so it always shows the last vote) that judgments were only added
+    to (its newest still there, the same reference) and that is at most
+    ``LEADERBOARD_STALE_SECONDS`` and ``LEADERBOARD_STALE_SHARE`` of its judgments behind;
+    never inside a refresh."""
+    seen_id, seen_uuid, reference = entry.seen
+    if (board_refresh.refreshing()
+            or entry.count < settings.LEADERBOARD_STALE_MIN_JUDGMENTS
+            or time.time() - entry.snapshot_at > settings.LEADERBOARD_STALE_SECONDS
+            or reference != stamp[2] or stamp[0] is None or (seen_id or 0) >= stamp[0]):
+        return None
+    if seen_id is not None and not _scope(source).filter(pk=seen_id, uuid=seen_uuid).exists():
+        return None
+    allowed = int(entry.count * settings.LEADERBOARD_STALE_SHARE)
+    behind = _scope(source).filter(pk__gt=seen_id or 0).order_by()[:allowed + 1].count()
+    return behind if behind <= allowed else None
 
 
 def _compute_once(key: str, source: str | None, stamp: tuple,
@@ -290,23 +348,23 @@ def _compute_once(key: str, source: str | None, stamp: tuple,
     deadline = time.monotonic() + LOCK_SECONDS
     while not cache.add(lock, 1, LOCK_SECONDS):
         if (entry := cache.get(key)) is not None:
-            return entry[0]
+            return Entry(*entry).value
         if time.monotonic() > deadline:
             return _store(key, source, stamp, compute)
         time.sleep(POLL_SECONDS)
     try:
         if (entry := cache.get(key)) is not None:  # stored while we waited for the lock
-            return entry[0]
+            return Entry(*entry).value
         return _store(key, source, stamp, compute)
     finally:
         cache.delete(lock)
 
 
 def _store(key: str, source: str | None, stamp: tuple, compute: Callable[[], Any]) -> Any:
+    started = time.time()
     count = _count(source)  # before computing: a deletion meanwhile shows at the re-count
     cache.set(f"{_token_key(source)}:count", count, RECHECK_SECONDS)
     value = compute()
     now = time.time()
-    cache.set(key, (value, count, now, now, stamp), ENTRY_SECONDS)
+    cache.set(key, tuple(Entry(value, count, now, now, stamp, started)), ENTRY_SECONDS)
     return value
-

@@ -8,7 +8,7 @@ from rest_framework.views import APIView
 
 from studies.access import StudyBoardReader
 
-from . import rating_cache
+from . import board_refresh, rating_cache
 from .api import _PARAMS, _params, _rounds
 from .powered_boards import UnknownJudge, judge_powered_board
 from .selectors import UnknownSplit
@@ -30,6 +30,7 @@ class StudyLeaderboardView(APIView):
     @extend_schema(parameters=[_STUDY, *_PARAMS, OpenApiParameter("rounds", int),
                                OpenApiParameter("style", str, enum=list(STYLES))],
                    responses=dict)
+    @board_refresh.tells_freshness
     def get(self, request, study_slug):
         rounds = _rounds(request)
         try:

@@ -17,7 +17,7 @@ from annotation.core.http import request_text
 from annotation.core.permissions import analyst_required
 from annotation.models import InstructionFamily
 
-from .. import rating_cache, thin_data
+from .. import board_refresh, rating_cache, thin_data
 from ..leaderboards import category_win_rates, leaderboard_csv, score_leaderboard_csv
 from ..models import Judgment
 from ..selectors import BASE_SPLITS, HUMAN, UnknownSplit, submitted_model_names
@@ -60,6 +60,7 @@ def _board(request, build=rating_cache.leaderboard, counting: bool = True):
 
 
 @analyst_required
+@board_refresh.tells_freshness
 def leaderboard_page(request):
     params = _params(request)
     try:
@@ -72,7 +73,8 @@ def leaderboard_page(request):
                "splits": BASE_SPLITS + [f"category:{c}" for c in shown["categories"]],
                "query": request.GET.urlencode(), "sampling": shown["sampling"],
                "submitted": submitted_model_names(), "clip_note": thin_data.CLIP_NOTE,
-               "provisional_note": thin_data.provisional_note(shown["board"].min_matches)}
+               "provisional_note": thin_data.provisional_note(shown["board"].min_matches),
+               "freshness": board_refresh.current()}
     return render(request, "judging/leaderboard.html", context)
 
 
@@ -88,6 +90,7 @@ def _download(board, fmt: str, name: str, to_csv) -> HttpResponse:
 
 
 @analyst_required
+@board_refresh.tells_freshness
 def leaderboard_download(request, fmt):
     if fmt not in ("csv", "json"):
         raise Http404("Download as .csv or .json")
@@ -95,6 +98,7 @@ def leaderboard_download(request, fmt):
 
 
 @analyst_required
+@board_refresh.tells_freshness
 def score_leaderboard_download(request, fmt):
     if fmt not in ("csv", "json"):
         raise Http404("Download as .csv or .json")
@@ -103,6 +107,7 @@ def score_leaderboard_download(request, fmt):
 
 
 @analyst_required
+@board_refresh.tells_freshness
 def ratings_plot(request):
     """Drawn once per board: keyed on the board's stamp, so a new judgment redraws it."""
     params = _params(request)
@@ -118,6 +123,7 @@ def _counting(params: dict) -> dict:
 
 
 @analyst_required
+@board_refresh.tells_freshness
 def category_plot(request):
     params = _params(request)
     judge = params["judge"]

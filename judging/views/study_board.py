@@ -10,7 +10,7 @@ from django.shortcuts import render
 from studies.access import VIEW_BOARD, study_page
 from studies.selectors import studies_visible_to
 
-from .. import rating_cache, thin_data
+from .. import board_refresh, rating_cache, thin_data
 from ..leaderboards import category_win_rates
 from ..selectors import HUMAN, UnknownSplit, submitted_model_names
 from ..submissions.selectors import my_model_names, my_rows
@@ -18,6 +18,7 @@ from .leaderboard import ROUNDS, _params
 
 
 @study_page(VIEW_BOARD)
+@board_refresh.tells_freshness
 def study_board(request, study):
     # Imported here: they load SciPy, which a web worker must not pay for at boot
     # (tests/test_gunicorn_config.py); the board's other parts never need it.
@@ -58,7 +59,8 @@ def study_board(request, study):
         "submitted": submitted_model_names(study), "clip_note": thin_data.CLIP_NOTE,
         # A submitter finds their own models' rows and ranks first (and marked in the table).
         "mine": mine, "my_rows": my_rows(shown["board"].rows, mine),
-        "provisional_note": thin_data.provisional_note(shown["board"].min_matches)})
+        "provisional_note": thin_data.provisional_note(shown["board"].min_matches),
+        "freshness": board_refresh.current()})
 
 
 def _category_rows(rates: dict) -> list[tuple[str, list[tuple[str, float | None, int]]]]:

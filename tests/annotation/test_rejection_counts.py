@@ -176,3 +176,29 @@ def test_a_rejection_in_a_finished_local_batch_reopens_it_for_the_freed_slot(stu
     for _ in comparisons:
         submit(batch, dan, {"choice": "A"})
     assert batches_finish_completed() == 1  # N reached again by accepted work
+
+
+def test_a_rejection_shows_at_once_on_a_board_served_behind_while_votes_arrive(
+        study, admin_client_, analyst_client, settings):
+    """A board served a little behind while votes arrive (``judging.board_refresh``) never
+    hides a decision: the rejection's request recomputes it, with the new vote too."""
+    from judging import board_refresh
+    from judging.services.judgments.record import judgment_record
+
+    settings.LEADERBOARD_STALE_MIN_JUDGMENTS = 0  # every board may be served behind
+    settings.LEADERBOARD_STALE_SHARE = 1
+    batch, ben, comparisons = study
+    url = reverse("judging:leaderboard_download", args=["json"])
+    assert _board(analyst_client) == {"alpha": 6, "beta": 6}
+    judgment_record(source=Judgment.HUMAN, annotator="imported", comparison=comparisons[0],
+                    choice="A")
+    behind = analyst_client.get(url)
+    assert behind["X-Board-Judgments-Behind"] == "1"
+    assert {r["model"]: r["matches"] for r in behind.json()["rows"]} == {"alpha": 6, "beta": 6}
+    board_refresh.wait_for_refreshes(30)
+    review = reverse("admin:annotation_marketplacebatch_review", args=[batch.pk])
+    bens = [str(a.uuid) for a in Assignment.objects.filter(worker=ben)]
+    admin_client_.post(review, {"decision": "reject", "reason": REASON, "assignment": bens})
+    after = analyst_client.get(url)
+    assert after["X-Board-Judgments-Behind"] == "0"
+    assert {r["model"]: r["matches"] for r in after.json()["rows"]} == {"alpha": 5, "beta": 5}

@@ -1,0 +1,141 @@
+"""Boards refreshed behind the reader's back, and how fresh the board a reader got is.
+
+While votes arrive every second, a board keyed on its newest judgment is stale at almost every
+view; recomputing it in the request (seconds at a million judgments) made nearly every view
+the slow first one. ``judging.rating_cache`` instead serves an expensive entry that is only a
+little behind (``LEADERBOARD_STALE_SECONDS``, ``LEADERBOARD_STALE_SHARE``) and asks here for
+one refresh in the background: a thread of this process, one per entry across every process
+(a cache lock), whose connection is closed when it ends. The refresh reads what it computes
+with ``refreshing()`` set, so the entries it is built from are recomputed too, never served
+stale again.
+
+``watching()`` collects, for one view, how far behind the entries it was served are, so the
+page (and the downloads' headers) can say "as of N judgments / T s ago".
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from django.core.cache import cache
+from django.db import connections
+
+log = logging.getLogger(__name__)
+
+_local = threading.local()
+_threads: set[threading.Thread] = set()
+_threads_lock = threading.Lock()
+
+
+@dataclass
+class Freshness:
+    """How far behind the served entries are: the judgments that arrived after the oldest of
+    them was computed and the seconds since (0 and 0 when every entry was current)."""
+
+    judgments_behind: int = 0
+    seconds_behind: float = 0.0
+
+    def note(self, judgments: int, seconds: float) -> None:
+        self.judgments_behind = max(self.judgments_behind, judgments)
+        self.seconds_behind = max(self.seconds_behind, seconds)
+
+    @property
+    def current(self) -> bool:
+        return self.judgments_behind == 0
+
+    def headers(self) -> dict[str, str]:
+        """What a download says of it (a CSV or JSON file has no room for a banner)."""
+        return {"X-Board-Judgments-Behind": str(self.judgments_behind),
+                "X-Board-Seconds-Behind": f"{self.seconds_behind:.0f}"}
+
+
+_watching: contextvars.ContextVar[Freshness | None] = contextvars.ContextVar(
+    "board_freshness", default=None)
+
+
+@contextlib.contextmanager
+def watching() -> Iterator[Freshness]:
+    """Within it, every entry served records how far behind it is in the yielded object."""
+    seen = Freshness()
+    token = _watching.set(seen)
+    try:
+        yield seen
+    finally:
+        _watching.reset(token)
+
+
+def current() -> Freshness:
+    """The freshness being collected for this view (a detached one outside ``watching``)."""
+    return _watching.get() or Freshness()
+
+
+def tells_freshness(view):
+    """A view (or an API view's method) whose response says, in its headers, how far behind
+    the boards it served were; the view itself may show ``current()`` on its page."""
+    @functools.wraps(view)
+    def wrapped(*args, **kwargs):
+        with watching() as seen:
+            response = view(*args, **kwargs)
+        for name, value in seen.headers().items():
+            response[name] = value
+        return response
+    return wrapped
+
+
+def served(judgments_behind: int, seconds_behind: float) -> None:
+    if (seen := _watching.get()) is not None:
+        seen.note(judgments_behind, seconds_behind)
+
+
+def refreshing() -> bool:
+    """True inside a background refresh: what it reads must be current, not served stale."""
+    return getattr(_local, "refreshing", False)
+
+
+def refresh_in_background(key: str, work: Callable[[], object], lock_seconds: int) -> bool:
+    """Run ``work`` in a thread unless a refresh of ``key`` is already running somewhere (the
+    lock expires after ``lock_seconds`` if its process died); True when one was started."""
+    lock = f"{key}:refreshing"
+    if not cache.add(lock, 1, lock_seconds):
+        return False
+    thread = threading.Thread(target=_main, args=(lock, work), name="board refresh",
+                              daemon=True)
+    with _threads_lock:
+        _threads.add(thread)
+    thread.start()
+    return True
+
+
+def _main(lock: str, work: Callable[[], object]) -> None:
+    try:
+        _run(lock, work)
+    finally:
+        with _threads_lock:
+            _threads.discard(threading.current_thread())
+
+
+def _run(lock: str, work: Callable[[], object]) -> None:
+    _local.refreshing = True
+    try:
+        work()
+    except Exception:  # the next stale view starts another; the reader already has a board
+        log.exception("Background board refresh failed")
+    finally:
+        _local.refreshing = False
+        cache.delete(lock)
+        connections.close_all()
+
+
+def wait_for_refreshes(timeout: float | None = None) -> bool:
+    """Wait for this process's refreshes; True when none is left (tests, a command exiting)."""
+    with _threads_lock:
+        threads = list(_threads)
+    for thread in threads:
+        thread.join(timeout)
+    with _threads_lock:
+        return not _threads
