@@ -24,6 +24,14 @@ def _page(client, batch) -> str:
     return page.content.decode()
 
 
+def _comparison(*urls) -> Comparison:
+    ms = builders.models("LLaVA", "BLIP")
+    inst = builders.instance(urls=list(urls))
+    return Comparison.objects.create(
+        instance=inst, response_a=builders.respond(inst, ms["LLaVA"]),
+        response_b=builders.respond(inst, ms["BLIP"]))
+
+
 def _gallery(html: str) -> str:
     match = re.search(r'<div class="images[^"]*" id="images".*?\n</div>', html, re.S)
     assert match, "no images gallery on the page"
@@ -31,11 +39,7 @@ def _gallery(html: str) -> str:
 
 
 def test_a_stored_comparison_shows_each_image_numbered_with_zoom(alice_client):
-    ms = builders.models("LLaVA", "BLIP")
-    inst = builders.instance(urls=["https://example.org/p1.png", "https://example.org/p2.png"])
-    comparison = Comparison.objects.create(
-        instance=inst, response_a=builders.respond(inst, ms["LLaVA"]),
-        response_b=builders.respond(inst, ms["BLIP"]))
+    comparison = _comparison("https://example.org/p1.png", "https://example.org/p2.png")
     batch = comparison_batch_create(comparisons=[comparison], title="Votes", min_seconds=0)
     gallery = _gallery(_page(alice_client, batch))
     assert 'class="images multi"' in gallery
@@ -99,11 +103,7 @@ def test_a_construction_hit_with_one_image_captions_it_with_its_number(alice_cli
 
 
 def test_the_review_page_shows_the_same_gallery(analyst_client):
-    ms = builders.models("LLaVA", "BLIP")
-    inst = builders.instance(urls=["https://example.org/r1.png", "https://example.org/r2.png"])
-    comparison = Comparison.objects.create(
-        instance=inst, response_a=builders.respond(inst, ms["LLaVA"]),
-        response_b=builders.respond(inst, ms["BLIP"]))
+    comparison = _comparison("https://example.org/r1.png", "https://example.org/r2.png")
     page = analyst_client.get(reverse("review:item", args=[comparison.uuid]))
     assert page.status_code == 200
     gallery = _gallery(page.content.decode())
