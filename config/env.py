@@ -24,24 +24,23 @@ def env_bool(name: str, default: bool = False) -> bool:
     raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use 1/0, true/false)")
 
 
-def env_int(name: str, default: int) -> int:
+def _env_number(name: str, default, convert, what: str):
+    """``convert`` of the variable's value, ``default`` when unset or empty."""
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
     try:
-        return int(raw)
+        return convert(raw)
     except ValueError as exc:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not an integer") from exc
+        raise ImproperlyConfigured(f"{name}={raw!r} is not {what}") from exc
+
+
+def env_int(name: str, default: int) -> int:
+    return _env_number(name, default, int, "an integer")
 
 
 def env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
-        return default
-    try:
-        return float(raw)
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from exc
+    return _env_number(name, default, float, "a number")
 
 
 def env_decimal(name: str, default: str) -> Decimal:

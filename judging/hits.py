@@ -105,7 +105,9 @@ def _whole(value) -> int | None:
 
 
 def _inline_images(payload) -> list[dict]:
-    return [{"url": u, "caption": ""} for u in payload.get("image_urls", [])]
+    """A row's own image URLs in the shape ``instance_images`` gives a stored instance's."""
+    return [{"n": n, "url": u, "caption": "", "label": ""}
+            for n, u in enumerate(payload.get("image_urls", []), start=1)]
 
 
 def _aliased(payload: dict, aliases: dict[str, str]) -> dict:

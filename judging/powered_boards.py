@@ -30,22 +30,29 @@ class UnknownJudge(ValueError):
     """No automatic judge of that name has verdicts in the study."""
 
 
-def comparison_shares(qs, versions: set | None = None) -> dict[tuple, tuple[int, int, float, int]]:
+def comparison_shares(qs, versions: set | None = None, *, by_turn: bool = True,
+                      responses: bool = False) -> dict:
     """``{(comparison, turn): (model a id, model b id, A's share of its verdicts, verdicts)}``:
     a multi-turn comparison's per-turn votes are one unit per turn (turn '' for single-turn
     items), so a judge's turn-2 verdict never counts as corrected by people's turn-1 votes. The
-    verdicts' template versions are added to ``versions`` when given (one query for both)."""
-    scores: dict[tuple, list[float]] = defaultdict(list)
-    sides: dict[tuple, tuple[int, int]] = {}
-    for comparison, turn, a, b, choice, version in qs.order_by().values_list(
-            "comparison_id", "turn", "comparison__response_a__model_id",
-            "comparison__response_b__model_id", "choice", "template_version"):
-        unit = (comparison, turn)
+    verdicts' template versions are added to ``versions`` when given (one query for both).
+
+    The style board's rows differ in two ways, asked for by name: ``by_turn=False`` keys a unit
+    by the comparison alone, and ``responses=True`` puts the two response ids after the model
+    ids (``(model a, model b, response a, response b, share, verdicts)``)."""
+    sides = ("comparison__response_a__model_id", "comparison__response_b__model_id")
+    if responses:
+        sides += ("comparison__response_a_id", "comparison__response_b_id")
+    scores: dict = defaultdict(list)
+    sides_of: dict = {}
+    for comparison, turn, choice, version, *side in qs.order_by().values_list(
+            "comparison_id", "turn", "choice", "template_version", *sides):
+        unit = (comparison, turn) if by_turn else comparison
         scores[unit].append(SCORE[choice])
-        sides[unit] = (a, b)
+        sides_of[unit] = tuple(side)
         if versions is not None:
             versions.add(version)
-    return {c: (*sides[c], float(np.mean(s)), len(s)) for c, s in scores.items()}
+    return {c: (*sides_of[c], float(np.mean(s)), len(s)) for c, s in scores.items()}
 
 
 def judge_powered_board(study, judge: str, *, alpha: float = 0.05) -> dict:
@@ -62,7 +69,8 @@ def judge_powered_board(study, judge: str, *, alpha: float = 0.05) -> dict:
     return out
 
 
-def _interval(low, high) -> list[float]:
+def rounded_interval(low, high) -> list[float]:
+    """A confidence interval as the boards show it: two floats to two decimals."""
     return [round(float(low), 2), round(float(high), 2)]
 
 
@@ -106,11 +114,11 @@ def _ratings(study, judge: str, alpha: float) -> dict | None:
         rate = rates.get(k)
         rows.append({
             "model": names[x], "rating": round(float(fit.ratings[k]), 2),
-            "ci": _interval(fit.ci_low[k], fit.ci_high[k]),
+            "ci": rounded_interval(fit.ci_low[k], fit.ci_high[k]),
             # Every model's true rank lies in its set, jointly, with probability >= 1 - alpha.
             "rank_set": [int(best[k]), int(worst[k])],
             "human_only_rating": round(float(alone.ratings[k]), 2),
-            "human_only_ci": _interval(alone.ci_low[k], alone.ci_high[k]),
+            "human_only_ci": rounded_interval(alone.ci_low[k], alone.ci_high[k]),
             "human_only_rank_set": [int(human_best[k]), int(human_worst[k])],
             "win_rate_vs_reference": None if rate is None else {
                 "rate": round(rate.estimate, 4), "ci": [round(rate.ci_low, 4),

@@ -5,12 +5,10 @@ on the judge-powered board), the two responses' style features read from their t
 query, and the style-controlled Bradley-Terry fit beside the same fit without covariates, so
 the page shows how each model's rank moves once length and markdown are held equal.
 """
-from collections import defaultdict
-
 import numpy as np
 
 from .models import Response
-from .powered_boards import SCORE
+from .powered_boards import comparison_shares, rounded_interval
 from .selectors import model_names, pairwise_judgments_qs, reference_model_name
 from .style_control import FEATURES, markdown_features, style_controlled_bradley_terry
 
@@ -31,20 +29,10 @@ def check_style(value: str | None) -> str | None:
 
 
 def comparison_rows(qs) -> list[tuple[int, int, int, int, float]]:
-    """``[(model a, model b, response a, response b, A's share of the verdicts)]``."""
-    scores: dict[int, list[float]] = defaultdict(list)
-    sides: dict[int, tuple[int, int, int, int]] = {}
-    for comparison, ma, mb, ra, rb, choice in qs.order_by().values_list(
-            "comparison_id", "comparison__response_a__model_id",
-            "comparison__response_b__model_id", "comparison__response_a_id",
-            "comparison__response_b_id", "choice"):
-        scores[comparison].append(SCORE[choice])
-        sides[comparison] = (ma, mb, ra, rb)
-    return [(*sides[c], float(np.mean(s))) for c, s in sorted(scores.items())]
-
-
-def _interval(low, high) -> list[float]:
-    return [round(float(low), 2), round(float(high), 2)]
+    """``[(model a, model b, response a, response b, A's share of the verdicts)]``, one row per
+    comparison in id order."""
+    shares = comparison_shares(qs, by_turn=False, responses=True)
+    return [row[:5] for _, row in sorted(shares.items())]
 
 
 def _ranks(values) -> list[int]:
@@ -91,11 +79,11 @@ def style_controlled_board(study, judge: str, *, alpha: float = 0.05,
     raw_rank, rank = _ranks(fit.raw), _ranks(fit.ratings)
     out["rows"] = sorted(({
         "model": names[m], "raw_rating": round(float(fit.raw[k]), 2), "raw_rank": raw_rank[k],
-        "rating": round(float(fit.ratings[k]), 2), "ci": _interval(fit.ci_low[k], fit.ci_high[k]),
+        "rating": round(float(fit.ratings[k]), 2), "ci": rounded_interval(fit.ci_low[k], fit.ci_high[k]),
         "rank": rank[k], "rank_change": raw_rank[k] - rank[k]} for k, m in enumerate(ids)),
         key=lambda row: row["rank"])
     out["coefficients"] = [{"feature": f, "coefficient": round(float(fit.coef[k]), 2),
-                            "ci": _interval(fit.coef_low[k], fit.coef_high[k]),
+                            "ci": rounded_interval(fit.coef_low[k], fit.coef_high[k]),
                             "significant": bool(fit.coef_low[k] > 0 or fit.coef_high[k] < 0)}
                            for k, f in enumerate(fit.features)]
     return out

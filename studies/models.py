@@ -10,7 +10,6 @@ from decimal import Decimal
 from django.conf import settings
 from django.core.validators import MinValueValidator
 from django.db import models
-from django.utils.text import slugify
 
 
 class Study(models.Model):
@@ -131,7 +130,3 @@ def study_pk(study) -> int:
 
 def default_study_forget() -> None:
     _default_id.clear()
-
-
-def slug_for(name: str) -> str:
-    return slugify(name)[:60]

@@ -1,5 +1,4 @@
 """Reads of studies: which one a URL or a command names, and which a user may see."""
-from django.conf import settings
 from django.http import Http404
 
 from . import rules as study_rules
@@ -52,7 +51,3 @@ def study_for_command(slug: str | None) -> Study:
 
 def _slugs() -> str:
     return ", ".join(Study.objects.order_by("slug").values_list("slug", flat=True))
-
-
-def is_default_slug(slug: str) -> bool:
-    return slug == settings.DEFAULT_STUDY_SLUG

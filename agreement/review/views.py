@@ -89,43 +89,45 @@ def review_item(request, study, comparison_uuid):
         "votes_form": MoreVotesForm(initial={"turn": turn}), "max_extra": MAX_EXTRA})
 
 
+def _item_post(request, study, comparison_uuid, form_class, refused: str, act):
+    """An item page's POST: the form checked, then ``act(comparison, cleaned_data)`` (which
+    returns the success message); a bad form or a refusal is an error message starting with
+    ``refused``. Back to the item at the turn the form came from either way."""
+    comparison = get_object_or_404(Comparison, uuid=comparison_uuid,
+                                   instance__study=study)
+    form = form_class(request.POST)
+    turn = form.data.get("turn", "") if form.data.get("turn", "") in review.TURNS else ""
+    if not form.is_valid():
+        messages.error(request, f"{refused}: {form.errors.as_text()}")
+        return redirect(_item_url(request, comparison.uuid, turn))
+    try:
+        done = act(comparison, form.cleaned_data)
+    except ValidationError as exc:
+        messages.error(request, f"{refused}: {' '.join(exc.messages)}")
+    else:
+        messages.success(request, done)
+    return redirect(_item_url(request, comparison.uuid, turn))
+
+
 @study_analyst
 @require_POST
 def review_adjudicate(request, study, comparison_uuid):
-    comparison = get_object_or_404(Comparison, uuid=comparison_uuid,
-                                   instance__study=study)
-    form = AdjudicationForm(request.POST)
-    turn = form.data.get("turn", "") if form.data.get("turn", "") in review.TURNS else ""
-    if not form.is_valid():
-        messages.error(request, f"Not adjudicated: {form.errors.as_text()}")
-        return redirect(_item_url(request, comparison.uuid, turn))
-    d = form.cleaned_data
-    try:
+    def adjudicate(comparison, d):
         item_adjudicate(comparison=comparison, turn=d["turn"], choice=d["choice"],
                         analyst=request.user.get_username(), note=d["note"])
-    except ValidationError as exc:
-        messages.error(request, f"Not adjudicated: {' '.join(exc.messages)}")
-    else:
-        messages.success(request, f"Adjudicated: {d['choice']}.")
-    return redirect(_item_url(request, comparison.uuid, turn))
+        return f"Adjudicated: {d['choice']}."
+
+    return _item_post(request, study, comparison_uuid, AdjudicationForm, "Not adjudicated",
+                      adjudicate)
 
 
 @study_analyst
 @require_POST
 def review_more_votes(request, study, comparison_uuid):
-    comparison = get_object_or_404(Comparison, uuid=comparison_uuid,
-                                   instance__study=study)
-    form = MoreVotesForm(request.POST)
-    turn = form.data.get("turn", "") if form.data.get("turn", "") in review.TURNS else ""
-    if not form.is_valid():
-        messages.error(request, f"No votes requested: {form.errors.as_text()}")
-        return redirect(_item_url(request, comparison.uuid, turn))
-    try:
-        task = item_request_votes(comparison=comparison, extra=form.cleaned_data["extra"])
-    except ValidationError as exc:
-        messages.error(request, f"No votes requested: {' '.join(exc.messages)}")
-    else:
-        messages.success(request, f"Task {task.position} of “{task.batch.title}” now takes "
-                                  f"{task.max_assignments} votes; the batch is "
-                                  f"{task.batch.status}.")
-    return redirect(_item_url(request, comparison.uuid, turn))
+    def request_votes(comparison, d):
+        task = item_request_votes(comparison=comparison, extra=d["extra"])
+        return (f"Task {task.position} of “{task.batch.title}” now takes "
+                f"{task.max_assignments} votes; the batch is {task.batch.status}.")
+
+    return _item_post(request, study, comparison_uuid, MoreVotesForm, "No votes requested",
+                      request_votes)

@@ -1,8 +1,9 @@
 """python manage.py backup_study out.zip — the whole study (rows, users, media) in one archive."""
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from agreement.backup import BackupError, export_study
-from annotation.core.jobs import JobsBusy
+from agreement.backup import export_study
+
+from ._archive import run_archive
 
 
 class Command(BaseCommand):
@@ -13,13 +14,6 @@ class Command(BaseCommand):
         parser.add_argument("path", help="Archive to write (replaced if it exists)")
 
     def handle(self, *args, **opts):
-        try:
-            manifest = export_study(opts["path"])
-        except BackupError as exc:
-            raise CommandError(str(exc)) from exc
-        except JobsBusy as exc:
-            raise CommandError(exc.message) from exc
-        rows = sum(manifest["rows"].values())
-        media = sum(1 for m in manifest["files"] if m.startswith("media/"))
+        manifest, rows, media = run_archive(export_study, opts["path"])
         self.stdout.write(f"Wrote {opts['path']}: {rows} rows of {len(manifest['rows'])} "
                           f"models, {media} media files.")

@@ -1,8 +1,9 @@
 """python manage.py restore_study in.zip — restore a backup into an empty, migrated database."""
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from agreement.backup import BackupError, import_study
-from annotation.core.jobs import JobsBusy
+from agreement.backup import import_study
+
+from ._archive import run_archive
 
 
 class Command(BaseCommand):
@@ -13,13 +14,6 @@ class Command(BaseCommand):
         parser.add_argument("path", help="Archive to read")
 
     def handle(self, *args, **opts):
-        try:
-            manifest = import_study(opts["path"])
-        except BackupError as exc:
-            raise CommandError(str(exc)) from exc
-        except JobsBusy as exc:
-            raise CommandError(exc.message) from exc
-        rows = sum(manifest["rows"].values())
-        media = sum(1 for m in manifest["files"] if m.startswith("media/"))
+        manifest, rows, media = run_archive(import_study, opts["path"])
         self.stdout.write(f"Restored {opts['path']} (made {manifest['created_at']}): {rows} "
                           f"rows, {media} media files.")

@@ -3,9 +3,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.content.imports.common import ImportFailed
 from annotation.content.imports.convbench import import_convbench
 from studies.commands import add_study_argument, study_option
+
+from ._file_import import import_file
 
 
 class Command(BaseCommand):
@@ -19,12 +20,11 @@ class Command(BaseCommand):
 
     def handle(self, *args, path, images, **opts):
         study = study_option(opts)
-        if not path.is_file():
-            raise CommandError(f"{path}: no such file")
-        if images is not None and not images.is_dir():
-            raise CommandError(f"{images}: no such folder")
-        try:
-            summary = import_convbench(path, images, study=study)
-        except ImportFailed as exc:
-            raise CommandError(f"{path}: {'; '.join(exc.messages)} (nothing was imported)") from exc
+
+        def load(workbook):
+            if images is not None and not images.is_dir():  # checked after the file, as before
+                raise CommandError(f"{images}: no such folder")
+            return import_convbench(workbook, images, study=study)
+
+        summary = import_file(path, load)
         self.stdout.write(f"{path.name}: {summary}")

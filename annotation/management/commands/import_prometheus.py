@@ -1,11 +1,12 @@
 """python manage.py import_prometheus PATH"""
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from annotation.content.imports.common import ImportFailed
 from annotation.content.imports.prometheus import import_prometheus
 from studies.commands import add_study_argument, study_option
+
+from ._file_import import import_file
 
 
 class Command(BaseCommand):
@@ -17,10 +18,5 @@ class Command(BaseCommand):
 
     def handle(self, *args, path, **opts):
         study = study_option(opts)
-        if not path.is_file():
-            raise CommandError(f"{path}: no such file")
-        try:
-            summary = import_prometheus(path, study=study)
-        except ImportFailed as exc:
-            raise CommandError(f"{path}: {'; '.join(exc.messages)} (nothing was imported)") from exc
+        summary = import_file(path, lambda p: import_prometheus(p, study=study))
         self.stdout.write(f"{path.name}: {summary}")

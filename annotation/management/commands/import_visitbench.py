@@ -1,13 +1,14 @@
 """python manage.py import_visitbench PATH [--fetch-images]"""
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from annotation.content.imports.common import ImportFailed
 from annotation.content.imports.visitbench import import_visitbench
 from annotation.core.background import wait_for_jobs
 from annotation.pipeline.services import images_fetch_queue
 from studies.commands import add_study_argument, study_option
+
+from ._file_import import import_file
 
 
 class Command(BaseCommand):
@@ -21,12 +22,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, path, fetch_images, **opts):
         study = study_option(opts)
-        if not path.is_file():
-            raise CommandError(f"{path}: no such file")
-        try:
-            summary = import_visitbench(path, study=study)
-        except ImportFailed as exc:
-            raise CommandError(f"{path}: {'; '.join(exc.messages)} (nothing was imported)") from exc
+        summary = import_file(path, lambda p: import_visitbench(p, study=study))
         self.stdout.write(f"{path.name}: {summary}")
         if fetch_images:
             self.stdout.write(f"Queued {images_fetch_queue()} image downloads.")
