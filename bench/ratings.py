@@ -193,11 +193,11 @@ def _load(n: int, m: int, seed: int, instances: int = 2_000, comparisons: int = 
         for start in range(0, n, step):
             cursor.execute(
                 "INSERT INTO judging_judgment (uuid, comparison_id, source, annotator, kind, "
-                "choice, feedback, turn, meta, template_version, prompt_hash, import_file, "
+                "choice, feedback, turn, meta, template_version, prompt_hash, import_file, rejected, "
                 "created_at) SELECT gen_random_uuid(), cmp.id, 'human', 'w' || g %% 300, "
                 "'pairwise', CASE WHEN u < p - p * (1 - p) * 0.4 THEN 'A' "
                 "WHEN u < p + p * (1 - p) * 0.4 THEN 'tie' ELSE 'B' END, '', '', '{}', '', '', "
-                "'', timestamptz '2026-01-01' + g * interval '1 second' "
+                "'', false, timestamptz '2026-01-01' + g * interval '1 second' "
                 "FROM (SELECT g, random() AS u FROM generate_series(%s, %s) g) s "
                 "JOIN cmp ON cmp.k = s.g %% %s",
                 [start, min(n, start + step) - 1, comparisons])

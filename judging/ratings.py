@@ -160,7 +160,23 @@ def online_elo(judgments, k: float = K, scale: float = SCALE, base: float = BASE
 _SCORE = {"A": 1.0, "B": 0.0, "tie": 0.5, "bad": 0.5}  # model_a's score by outcome
 
 
-def _online_elo_rows(rows: Sequence, k: float, c: float, init: float) -> dict | None:
+def continue_online_elo(start: dict, rows: Sequence, k: float = K, scale: float = SCALE,
+                        base: float = BASE, init: float = INIT) -> dict:
+    """Online Elo over ``rows`` from the ratings ``start`` (online Elo of the judgments before
+    them, by the same keys): the same floats as ``online_elo`` over the earlier and the new
+    rows together, since the loop is the same arithmetic in the same order."""
+    rows = rows if isinstance(rows, Sequence) else list(rows)
+    if not rows:
+        return {m: start[m] for m in sorted(start, key=str)}
+    fast = _online_elo_rows(rows, k, math.log(base) / scale, float(init), start)
+    if fast is None:
+        encode(rows)  # says which row is not a judgment, and why
+        raise ValueError("judgments must be (model_a, model_b, outcome) rows")
+    return fast
+
+
+def _online_elo_rows(rows: Sequence, k: float, c: float, init: float,
+                     start: dict | None = None) -> dict | None:
     """Online Elo straight over ``(model_a, model_b, outcome)`` rows, ratings kept by name:
     the same arithmetic in the same order as the encoded loop (so the same floats), without
     encoding first, which took half of the time at 10M rows. None when a row is not a plain
@@ -168,7 +184,7 @@ def _online_elo_rows(rows: Sequence, k: float, c: float, init: float) -> dict | 
     then encodes, which names the row and the problem."""
     if len(rows) == 0:
         return None
-    r: dict = {}
+    r: dict = dict(start or {})
     get, exp, score = r.get, math.exp, _SCORE
     try:
         for a, b, o in rows:
@@ -498,10 +514,19 @@ def leaderboard(judgments, reference=None, bootstrap_rounds: int = 1000, seed: i
     against it (ties half; None / 0 for the reference itself and models that never met it).
     """
     j = encode(judgments)
-    models, wins, ties = pair_counts(j)
+    return leaderboard_from_counts(*pair_counts(j), online_elo(j), reference=reference,
+                                   bootstrap_rounds=bootstrap_rounds, seed=seed, anchor=anchor,
+                                   ridge=ridge)
+
+
+def leaderboard_from_counts(models: Sequence, wins, ties, elo: dict, reference=None,
+                            bootstrap_rounds: int = 1000, seed: int = 0, anchor=None,
+                            ridge: float = RIDGE) -> list[LeaderboardRow]:
+    """``leaderboard`` from ``pair_counts``' output and online Elo by model (e.g. counts the
+    database grouped, Elo kept up to date as verdicts arrive): the same rows, to the bit."""
+    models = tuple(models)
     _check_identifiable(models, wins, ties)
     vs_ref = _win_rates(models, wins, ties, reference) if reference is not None else {}
-    elo = online_elo(j)
     point, samples = _bootstrap(models, wins, ties, bootstrap_rounds, seed, anchor, ridge)
     lo, hi = np.percentile(samples, [2.5, 97.5], axis=0) if bootstrap_rounds else (point, point)
     rank = ranks_from_ci(lo, hi)
