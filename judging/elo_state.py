@@ -30,9 +30,11 @@ from .selectors import RATING_IDS
 
 STATE_SECONDS = 7 * 24 * 3600  # an unused board's state expires; rebuilt from the rows then
 ORDER = ("created_at", "pk")
-# The timestamp as an integer (microseconds), so its sums are exact.
-_MICROS = RawSQL('(extract(epoch from "judging_judgment"."created_at") * 1000000)::bigint', (),
-                 output_field=BigIntegerField())
+# The timestamp as an integer (microseconds), so its sums are exact and the same whatever order
+# the database adds them in (float8 ``date_part`` then a cast: about a third cheaper per verdict than
+# the numeric ``extract``).
+_MICROS = RawSQL("""(date_part('epoch', "judging_judgment"."created_at") * 1000000)::bigint""",
+                 (), output_field=BigIntegerField())
 
 
 @dataclass(frozen=True)
@@ -63,29 +65,33 @@ def board_inputs(qs) -> BoardInputs | None:
     key = _key(qs)
     state = cache.get(key)
     cells = _cells(qs, newest, state.last if state else None)
-    counts = [(*cell, n) for cell, (n, *_), _old in cells]
-    now = {cell: stats for cell, stats, _old in cells if stats[0]}
-    if state is not None and {cell: old for cell, _, old in cells if old[0]} == state.cells:
+    counts = [(*cell, n) for cell, n, _old, _new in cells]
+    if state is not None and {cell: old for cell, _, old, _ in cells if old[0]} == state.cells:
         newer = qs.filter(_upto(newest) & ~_upto(state.last))
         elo = ratings.continue_online_elo(state.elo, _ordered(newer))
         continued = True
     else:
         elo, continued = _elo_from_rows(qs.filter(_upto(newest))), False
+    now = {cell: tuple(x + y for x, y in zip(old, new, strict=True))
+           for cell, _, old, new in cells if old[0] + new[0]}
     cache.set(key, EloState(newest, now, elo), STATE_SECONDS)
     return BoardInputs([c for c in counts if c[3]], elo, continued)
 
 
 def _cells(qs, newest: tuple, last: tuple | None) -> list[tuple]:
-    """Per (pair, outcome) cell: ((model_a id, model_b id, choice), (count, pk sum, timestamp
-    sum) up to ``newest``, the same up to ``last`` (zeros without one)). One GROUP BY."""
-    sums = _sums("n", newest) | (_sums("o", last) if last else {})
+    """Per (pair, outcome) cell: ((model_a id, model_b id, choice), verdicts up to ``newest``,
+    (count, pk sum, timestamp sum) of those up to ``last``, the same of those after it). One
+    GROUP BY; a verdict's timestamp is summed only once, and only if it is new."""
+    new = _upto(newest) & ~_upto(last) if last else _upto(newest)
+    sums = {"n": Count("pk", filter=_upto(newest)), **_sums("new", new)}
+    if last:
+        sums |= _sums("old", _upto(last))
     rows = analytic.rows(qs.values_list(*RATING_IDS).annotate(**sums))
-    return [(tuple(r[:3]), tuple(int(x or 0) for x in r[3:6]),
-             tuple(int(x or 0) for x in r[6:9]) if last else (0, 0, 0)) for r in rows]
+    return [(tuple(r[:3]), r[3], tuple(int(x or 0) for x in r[7:10]) if last else (0, 0, 0),
+             tuple(int(x or 0) for x in r[4:7])) for r in rows]
 
 
-def _sums(prefix: str, upto: tuple) -> dict:
-    within = _upto(upto)
+def _sums(prefix: str, within: Q) -> dict:
     return {f"{prefix}_count": Count("pk", filter=within),
             f"{prefix}_pks": Sum("pk", filter=within),
             f"{prefix}_micros": Sum(_MICROS, filter=within)}

@@ -93,7 +93,7 @@ def leaderboard_build(judge: str = HUMAN, split: str = "all", *, exclude_blocked
         if inputs is None:
             return board
         models, wins, ties = counted_pairs(inputs.counts)
-        names = model_names(inputs.elo)
+        names = model_names(list(inputs.elo))
         elo = {names[pk]: rating for pk, rating in inputs.elo.items()}
         board.judgments = sum(n for *_, n in inputs.counts)
     else:
