@@ -81,7 +81,7 @@ def board_inputs(qs) -> BoardInputs | None:
 def _cells(qs, newest: tuple, last: tuple | None) -> list[tuple]:
     """Per (pair, outcome) cell: ((model_a id, model_b id, choice), verdicts up to ``newest``,
     (count, pk sum, timestamp sum) of those up to ``last``, the same of those after it). One
-    GROUP BY; a verdict's timestamp is summed only once, and only if it is new."""
+    GROUP BY, in which each verdict's timestamp is summed once (with the old or the new)."""
     new = _upto(newest) & ~_upto(last) if last else _upto(newest)
     sums = {"n": Count("pk", filter=_upto(newest)), **_sums("new", new)}
     if last:
