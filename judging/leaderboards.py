@@ -105,8 +105,9 @@ def leaderboard_build(judge: str = HUMAN, split: str = "all", *, exclude_blocked
         board.judgments = len(judgments)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ratings.RatingsWarning)
-        table = ratings.leaderboard_from_counts(
-            models, wins, ties, elo, reference=reference if reference in models else None,
+        table = ratings.leaderboard(
+            ratings.Counted(models, wins, ties, elo),
+            reference=reference if reference in models else None,
             bootstrap_rounds=bootstrap_rounds, seed=seed)
     board.warnings = sorted({str(w.message) for w in caught})
     rows = [{"model": r.model, "rating": r.bt_rating,

@@ -504,27 +504,34 @@ def _matches(wins, ties):
     return wins.sum(0) + wins.sum(1) + ties.sum(1)
 
 
+@dataclass(frozen=True, eq=False)
+class Counted:
+    """Judgments already counted (``pair_counts``' output: models, wins, ties) with their online
+    Elo by model, e.g. a database's GROUP BY and Elo kept up to date as verdicts arrive:
+    ``leaderboard`` rates them to the same rows, bit for bit, as the judgments themselves."""
+
+    models: tuple
+    wins: np.ndarray
+    ties: np.ndarray
+    elo: dict
+
+
 def leaderboard(judgments, reference=None, bootstrap_rounds: int = 1000, seed: int = 0,
                 anchor=None, ridge: float = RIDGE) -> list[LeaderboardRow]:
-    """One-call leaderboard for any judge's verdicts, sorted by BT rating (best first).
+    """One-call leaderboard for any judge's verdicts (or ``Counted`` ones), sorted by BT rating
+    (best first).
 
     ``elo`` is online Elo in the given order; ``bt_rating`` and the CI (2.5/97.5 bootstrap
     percentiles) are order-free. With ``bootstrap_rounds=0`` the CI collapses to the point
     estimate, so ranks just order by rating. ``reference`` adds each model's win rate
     against it (ties half; None / 0 for the reference itself and models that never met it).
     """
-    j = encode(judgments)
-    return leaderboard_from_counts(*pair_counts(j), online_elo(j), reference=reference,
-                                   bootstrap_rounds=bootstrap_rounds, seed=seed, anchor=anchor,
-                                   ridge=ridge)
-
-
-def leaderboard_from_counts(models: Sequence, wins, ties, elo: dict, reference=None,
-                            bootstrap_rounds: int = 1000, seed: int = 0, anchor=None,
-                            ridge: float = RIDGE) -> list[LeaderboardRow]:
-    """``leaderboard`` from ``pair_counts``' output and online Elo by model (e.g. counts the
-    database grouped, Elo kept up to date as verdicts arrive): the same rows, to the bit."""
-    models = tuple(models)
+    if isinstance(judgments, Counted):
+        models, wins, ties, elo = (tuple(judgments.models), judgments.wins, judgments.ties,
+                                   judgments.elo)
+    else:
+        j = encode(judgments)
+        (models, wins, ties), elo = pair_counts(j), online_elo(j)
     _check_identifiable(models, wins, ties)
     vs_ref = _win_rates(models, wins, ties, reference) if reference is not None else {}
     point, samples = _bootstrap(models, wins, ties, bootstrap_rounds, seed, anchor, ridge)

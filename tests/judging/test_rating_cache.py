@@ -39,9 +39,8 @@ def _empty_cache():
 
 @pytest.fixture
 def bt_calls():
-    """Counts Bradley-Terry computations (each board's one ``ratings.leaderboard_from_counts``)."""
-    with mock.patch.object(ratings, "leaderboard_from_counts",
-                           wraps=ratings.leaderboard_from_counts) as spy:
+    """Counts Bradley-Terry computations (each board's one call of ``ratings.leaderboard``)."""
+    with mock.patch.object(ratings, "leaderboard", wraps=ratings.leaderboard) as spy:
         yield spy
 
 

@@ -27,9 +27,8 @@ def _two_studies():
 
 
 def _bradley_terry_runs():
-    """Counts board computations (each pairwise board's one ``ratings.leaderboard_from_counts``)."""
-    return mock.patch.object(ratings, "leaderboard_from_counts",
-                             wraps=ratings.leaderboard_from_counts)
+    """Counts board computations (each pairwise board's one ``ratings.leaderboard`` call)."""
+    return mock.patch.object(ratings, "leaderboard", wraps=ratings.leaderboard)
 
 
 def _vote(comparison, choice="A", **fields):
