@@ -4,14 +4,17 @@
     .venv/bin/python bench/ratings.py --quick   # 50,000 judgments, 200 rounds
 
     TEST_DATABASE_URL=postgres://... .venv/bin/python bench/ratings.py --from-db 10000000
-        [--reuse] [--repeats 5]   # from PostgreSQL rows: 10M verdicts loaded with SQL
+        [--reuse] [--repeats 5]   # from PostgreSQL: 10M verdicts loaded with SQL (kept)
 
 Targets (2-core machine): online Elo on 1M judgments <= 1 s; BT + 1,000 bootstrap rounds
 <= 3 s; at 10M (``--n 10000000``) both <= 3 s from raw rows (the tuples a cursor returns:
-names and outcomes, not yet encoded). From the database (``--from-db``): online Elo and BT + 1,000 rounds on 10M verdicts
-<= 3 s each, from the rows to the result; BT from counts grouped by PostgreSQL is timed beside
-BT from every row, and the values of both are checked equal (online Elo needs every row, in
-order). Every timing is the median of --repeats runs (wall clock). Baselines: the
+names and outcomes, not yet encoded). From the database (``--from-db``, read included): BT +
+1,000 rounds from counts grouped by PostgreSQL <= 3 s; online Elo from its state (the counts
+check it, 1,000 verdicts appended before each run are read) <= 5 s; the first Elo with no state
+(every row read) and BT from every row are timed once beside them, and every value is checked
+equal to the every-row path. ``--reuse`` times the database a previous run of that size
+loaded (each run appends 1,000 verdicts per timed Elo and board run). Every timing is the
+median of --repeats runs (wall clock), with the best and the worst. Baselines: the
 FastChat-style pure-Python Elo loop over the raw rows, and a naive bootstrap that
 resamples rows and refits each round with scipy L-BFGS (a few rounds, extrapolated).
 """
@@ -193,11 +196,11 @@ def _load(n: int, m: int, seed: int, instances: int = 2_000, comparisons: int = 
         for start in range(0, n, step):
             cursor.execute(
                 "INSERT INTO judging_judgment (uuid, comparison_id, source, annotator, kind, "
-                "choice, feedback, turn, meta, template_version, prompt_hash, import_file, "
+                "choice, feedback, turn, meta, template_version, prompt_hash, import_file, rejected, "
                 "created_at) SELECT gen_random_uuid(), cmp.id, 'human', 'w' || g %% 300, "
                 "'pairwise', CASE WHEN u < p - p * (1 - p) * 0.4 THEN 'A' "
                 "WHEN u < p + p * (1 - p) * 0.4 THEN 'tie' ELSE 'B' END, '', '', '{}', '', '', "
-                "'', timestamptz '2026-01-01' + g * interval '1 second' "
+                "'', false, timestamptz '2026-01-01' + g * interval '1 second' "
                 "FROM (SELECT g, random() AS u FROM generate_series(%s, %s) g) s "
                 "JOIN cmp ON cmp.k = s.g %% %s",
                 [start, min(n, start + step) - 1, comparisons])
@@ -207,13 +210,53 @@ def _load(n: int, m: int, seed: int, instances: int = 2_000, comparisons: int = 
         cursor.execute("VACUUM ANALYZE judging_response")
 
 
+def _append(n: int) -> None:
+    """``n`` verdicts appended after the newest (copies of the first ``n``, one a second later)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO judging_judgment (uuid, comparison_id, source, annotator, kind, choice, "
+            "feedback, turn, meta, template_version, prompt_hash, import_file, rejected, "
+            "created_at) SELECT gen_random_uuid(), comparison_id, source, annotator, kind, "
+            "choice, '', turn, '{}', '', '', '', false, (SELECT max(created_at) FROM "
+            "judging_judgment) + row_number() OVER (ORDER BY id) * interval '1 second' FROM "
+            "(SELECT * FROM judging_judgment ORDER BY id LIMIT %s) j", [n])
+
+
+def _runs(fn, repeats, before=None):
+    """(Seconds over ``repeats`` wall-clock runs of ``fn``, its last result); ``before`` runs
+    untimed before each."""
+    walls, out = [], None
+    for _ in range(repeats):
+        if before:
+            before()
+        t = time.perf_counter()
+        out = fn()
+        walls.append(time.perf_counter() - t)
+    return Seconds(walls), out
+
+
+def _line(label, wall, target=None):
+    note = "" if target is None else (
+        "within target" if wall <= target else f"OVER the {target:g} s target")
+    print(f"  {label:<54} {wall:7.2f} s ({wall.best:.2f}-{wall.worst:.2f}, n={wall.n})  {note}",
+          flush=True)
+
+
 def bench_from_database(n: int, m: int, rounds: int, repeats: int, reuse: bool,
-                        seed: int) -> None:
-    """Online Elo and BT + bootstrap from the database's rows to the result, the fast reads
-    (counts grouped by PostgreSQL for BT) against every row through the cursor in the same
-    run, values checked equal."""
+                        seed: int, appended: int = 1000) -> None:
+    """What a board computes, timed from the database to the result: Bradley-Terry + bootstrap
+    from counts grouped by PostgreSQL, online Elo from its state (``judging.elo_state``: the
+    same GROUP BY checks the state, then only the verdicts appended since are read) and from
+    every row (a cold state), and the whole board. Values are checked equal to the every-row
+    path: BT to the bit, Elo to the bit."""
     _django_postgres(n, m, reuse, seed)
+    from django.core.cache import cache
+
     from annotation.core import analytic
+    from judging import elo_state
+    from judging.leaderboards import leaderboard_build
     from judging.selectors import (
         RATING_IDS,
         encoded_rows,
@@ -225,31 +268,46 @@ def bench_from_database(n: int, m: int, rounds: int, repeats: int, reuse: bool,
         return encoded_rows(analytic.rows(pairwise_judgments_qs()
                                           .order_by("created_at", "pk").values_list(*RATING_IDS)))
 
-    def bt_fast():
+    def bt_from_counts():
         return R.bootstrap_bradley_terry_from_counts(*pairwise_counts(), rounds=rounds,
                                                      seed=seed)
 
-    print(f"From database rows (PostgreSQL, {n:,} human verdicts, {m} models); load avg "
-          f"{os.getloadavg()[0]:.1f}; median (best-worst) of {repeats}")
-    results = {}
-    for label, fn, target in (
-            ("online Elo: rows in order + loop", lambda: R.online_elo(read_rows()), 3.0),
-            (f"BT + {rounds} rounds from counts (GROUP BY)", bt_fast, 3.0),
-            (f"BT + {rounds} rounds, every row read (baseline)",
-             lambda: R.bootstrap_bradley_terry(read_rows(), rounds=rounds, seed=seed), None)):
-        walls = []
-        for _ in range(repeats if target else 1):
-            t = time.perf_counter()
-            results[label] = fn()
-            walls.append(time.perf_counter() - t)
-        note = "" if target is None else (
-            "within target" if statistics.median(walls) <= target else f"OVER the {target:g} s target")
-        print(f"  {label:<46} {statistics.median(walls):7.2f} s ({min(walls):.2f}-"
-              f"{max(walls):.2f}, n={len(walls)})  {note}", flush=True)
-    bt = [v for k, v in results.items() if "BT" in k]
-    assert bt[0][0] == bt[1][0] and all(np.array_equal(x, y) for x, y in zip(
-        bt[0][1:], bt[1][1:], strict=True)), "BT differs between the reads"
-    print("  values: the BT bootstrap from counts equals the one from every row, bit for bit")
+    def elo_inputs():
+        return elo_state.board_inputs(pairwise_judgments_qs())
+
+    print(f"From the database (PostgreSQL, {n:,} human verdicts, {m} models); load avg "
+          f"{os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} CPUs; seconds wall clock, read "
+          f"included: median (best-worst, n runs)")
+    wall, bt = _runs(bt_from_counts, repeats)
+    _line(f"BT + {rounds} rounds from counts (GROUP BY)", wall, 3.0)
+    wall, cold = _runs(elo_inputs, 1, before=cache.clear)
+    assert not cold.continued
+    _line("online Elo, no state: counts + every row in order", wall)
+    wall, warm = _runs(elo_inputs, repeats, before=lambda: _append(appended))
+    assert warm.continued
+    _line(f"online Elo from state: counts + check + {appended:,} new rows", wall, 5.0)
+    wall, board = _runs(lambda: leaderboard_build(bootstrap_rounds=rounds, seed=seed), repeats,
+                        before=lambda: _append(appended))
+    _line(f"whole board (leaderboard_build), {appended:,} new rows each", wall)
+    print(f"  load avg after: {os.getloadavg()[0]:.1f}")
+
+    every_row = read_rows()
+    elo = R.online_elo(analytic.rows(pairwise_judgments_qs().order_by("created_at", "pk")
+                                     .values_list(*RATING_IDS)))
+    assert elo_inputs().elo == elo, "Elo from state differs from Elo over every row"
+    print("  values: Elo from the state equals online Elo over every row in order, bit for bit")
+    wall, from_rows = _runs(lambda: R.bootstrap_bradley_terry(read_rows(), rounds=rounds,
+                                                              seed=seed), 1)
+    _line(f"BT + {rounds} rounds, every row read (baseline)", wall)
+    bt = bt_from_counts()
+    assert bt[0] == from_rows[0] and all(np.array_equal(x, y) for x, y in zip(
+        bt[1:], from_rows[1:], strict=True)), "BT differs between the reads"
+    rows = {r.model: r for r in R.leaderboard(every_row, bootstrap_rounds=rounds, seed=seed)}
+    board = leaderboard_build(bootstrap_rounds=rounds, seed=seed)
+    assert all(rows[r["model"]].bt_rating == r["rating"] and rows[r["model"]].elo == r["elo"]
+               and rows[r["model"]].ci_low == r["ci_low"] for r in board.rows), "board differs"
+    print("  values: BT from counts equals BT from every row, and the board equals "
+          "ratings.leaderboard over every row, bit for bit")
 
 
 def main():

@@ -23,12 +23,13 @@ from django.db.models import Count
 
 from annotation.core import analytic, csv_safety
 
-from . import ratings, scores, thin_data, vote_aggregation
+from . import elo_state, ratings, scores, thin_data, vote_aggregation
 from .judges.models import Judge
 from .selectors import (
     HUMAN,
     RATING_IDS,
     aggregated_rows,
+    counted_pairs,
     model_names,
     pairwise_judgments_encoded,
     pairwise_judgments_qs,
@@ -82,21 +83,31 @@ def leaderboard_build(judge: str = HUMAN, split: str = "all", *, exclude_blocked
     provisional ones (``min_matches``: the setting ``LEADERBOARD_MIN_MATCHES`` unless given).
     ``judgments`` counts the matches rated: votes, or items under a reliability model."""
     min_matches = settings.LEADERBOARD_MIN_MATCHES if min_matches is None else min_matches
-    judgments = pairwise_judgments_encoded(judge=judge, split=split,
-                                           exclude_blocked=exclude_blocked,
-                                           include_trial=include_trial,
-                                           aggregation=aggregation, both_bad=both_bad,
-                                           study=study)
     reference = reference_model_name(study)
-    board = Leaderboard(judge, split, len(judgments or ()), reference, bootstrap_rounds,
-                        min_matches=min_matches, include_trial=include_trial,
-                        aggregation=aggregation, both_bad=both_bad)
-    if judgments is None:
-        return board
+    board = Leaderboard(judge, split, 0, reference, bootstrap_rounds, min_matches=min_matches,
+                        include_trial=include_trial, aggregation=aggregation, both_bad=both_bad)
+    counting = {"judge": judge, "split": split, "exclude_blocked": exclude_blocked,
+                "include_trial": include_trial, "both_bad": both_bad, "study": study}
+    if vote_aggregation.check_aggregation(aggregation) == vote_aggregation.MAJORITY:
+        inputs = elo_state.board_inputs(pairwise_judgments_qs(**counting))
+        if inputs is None:
+            return board
+        models, wins, ties = counted_pairs(inputs.counts)
+        names = model_names(list(inputs.elo))
+        elo = {names[pk]: rating for pk, rating in inputs.elo.items()}
+        board.judgments = sum(n for *_, n in inputs.counts)
+    else:
+        judgments = pairwise_judgments_encoded(aggregation=aggregation, **counting)
+        if judgments is None:
+            return board
+        models, wins, ties = ratings.pair_counts(judgments)
+        elo = ratings.online_elo(judgments)
+        board.judgments = len(judgments)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ratings.RatingsWarning)
         table = ratings.leaderboard(
-            judgments, reference=reference if reference in judgments.models else None,
+            ratings.Counted(models, wins, ties, elo),
+            reference=reference if reference in models else None,
             bootstrap_rounds=bootstrap_rounds, seed=seed)
     board.warnings = sorted({str(w.message) for w in caught})
     rows = [{"model": r.model, "rating": r.bt_rating,

@@ -160,7 +160,23 @@ def online_elo(judgments, k: float = K, scale: float = SCALE, base: float = BASE
 _SCORE = {"A": 1.0, "B": 0.0, "tie": 0.5, "bad": 0.5}  # model_a's score by outcome
 
 
-def _online_elo_rows(rows: Sequence, k: float, c: float, init: float) -> dict | None:
+def continue_online_elo(start: dict, rows: Sequence, k: float = K, scale: float = SCALE,
+                        base: float = BASE, init: float = INIT) -> dict:
+    """Online Elo over ``rows`` from the ratings ``start`` (online Elo of the judgments before
+    them, by the same keys): the same floats as ``online_elo`` over the earlier and the new
+    rows together, since the loop is the same arithmetic in the same order."""
+    rows = rows if isinstance(rows, Sequence) else list(rows)
+    if not rows:
+        return {m: start[m] for m in sorted(start, key=str)}
+    fast = _online_elo_rows(rows, k, math.log(base) / scale, float(init), start)
+    if fast is None:
+        encode(rows)  # says which row is not a judgment, and why
+        raise ValueError("judgments must be (model_a, model_b, outcome) rows")
+    return fast
+
+
+def _online_elo_rows(rows: Sequence, k: float, c: float, init: float,
+                     start: dict | None = None) -> dict | None:
     """Online Elo straight over ``(model_a, model_b, outcome)`` rows, ratings kept by name:
     the same arithmetic in the same order as the encoded loop (so the same floats), without
     encoding first, which took half of the time at 10M rows. None when a row is not a plain
@@ -168,7 +184,7 @@ def _online_elo_rows(rows: Sequence, k: float, c: float, init: float) -> dict | 
     then encodes, which names the row and the problem."""
     if len(rows) == 0:
         return None
-    r: dict = {}
+    r: dict = dict(start or {})
     get, exp, score = r.get, math.exp, _SCORE
     try:
         for a, b, o in rows:
@@ -488,20 +504,36 @@ def _matches(wins, ties):
     return wins.sum(0) + wins.sum(1) + ties.sum(1)
 
 
+@dataclass(frozen=True, eq=False)
+class Counted:
+    """Judgments already counted (``pair_counts``' output: models, wins, ties) with their online
+    Elo by model, e.g. a database's GROUP BY and Elo kept up to date as verdicts arrive:
+    ``leaderboard`` rates them to the same rows, bit for bit, as the judgments themselves."""
+
+    models: tuple
+    wins: np.ndarray
+    ties: np.ndarray
+    elo: dict
+
+
 def leaderboard(judgments, reference=None, bootstrap_rounds: int = 1000, seed: int = 0,
                 anchor=None, ridge: float = RIDGE) -> list[LeaderboardRow]:
-    """One-call leaderboard for any judge's verdicts, sorted by BT rating (best first).
+    """One-call leaderboard for any judge's verdicts (or ``Counted`` ones), sorted by BT rating
+    (best first).
 
     ``elo`` is online Elo in the given order; ``bt_rating`` and the CI (2.5/97.5 bootstrap
     percentiles) are order-free. With ``bootstrap_rounds=0`` the CI collapses to the point
     estimate, so ranks just order by rating. ``reference`` adds each model's win rate
     against it (ties half; None / 0 for the reference itself and models that never met it).
     """
-    j = encode(judgments)
-    models, wins, ties = pair_counts(j)
+    if isinstance(judgments, Counted):
+        models, wins, ties, elo = (tuple(judgments.models), judgments.wins, judgments.ties,
+                                   judgments.elo)
+    else:
+        j = encode(judgments)
+        (models, wins, ties), elo = pair_counts(j), online_elo(j)
     _check_identifiable(models, wins, ties)
     vs_ref = _win_rates(models, wins, ties, reference) if reference is not None else {}
-    elo = online_elo(j)
     point, samples = _bootstrap(models, wins, ties, bootstrap_rounds, seed, anchor, ridge)
     lo, hi = np.percentile(samples, [2.5, 97.5], axis=0) if bootstrap_rounds else (point, point)
     rank = ranks_from_ci(lo, hi)

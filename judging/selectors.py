@@ -172,14 +172,19 @@ def aggregated_rows(qs, aggregation: str, *extra: str) -> list[tuple]:
 
 
 def pairwise_counts(*, judge: str = HUMAN, split: str = "all", exclude_blocked: bool = False,
-                    include_trial: bool = False, study=None):
+                    include_trial: bool = False, both_bad: str = "tie", study=None):
     """``ratings.pair_counts`` of ``pairwise_judgments`` — ``(models, wins, ties)`` — counted by
     the database (one row per model pair and outcome, not one per verdict), or None when there
     is none. All Bradley-Terry and its bootstrap need; online Elo needs the rows in order."""
-    rows = analytic.rows(pairwise_judgments_qs(judge=judge, split=split,
-                                               exclude_blocked=exclude_blocked,
-                                               include_trial=include_trial, study=study)
-                    .order_by().values_list(*RATING_IDS).annotate(n=Count("pk")))
+    return counted_pairs(analytic.rows(
+        pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked,
+                              include_trial=include_trial, both_bad=both_bad, study=study)
+        .order_by().values_list(*RATING_IDS).annotate(n=Count("pk"))))
+
+
+def counted_pairs(rows: list[tuple]):
+    """``(models, wins, ties)`` of ``(model_a id, model_b id, choice, times)`` rows, models by
+    name (None without rows): the integer matrices of the verdicts the rows count."""
     cells = encoded_rows(rows)
     if cells is None:
         return None
