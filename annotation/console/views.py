@@ -9,7 +9,6 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.core.clients import mturk as mturk_client
 from annotation.core.clients.errors import MarketplaceError
 from annotation.core.money import AmountRefused
 from annotation.core.permissions import admin_required
@@ -23,6 +22,7 @@ from annotation.engine.study_budget import batch_study_cost, study_money
 from annotation.engine.views import render_task
 from annotation.models import Batch, Task, Worker
 from annotation.providers.costs import BudgetExceeded
+from annotation.providers.mturk import client as mturk_client
 from annotation.providers.selectors import batch_costs
 from annotation.providers.services import batch_launch, config_for
 from studies.access import MANAGE, study_or_default

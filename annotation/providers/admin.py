@@ -9,7 +9,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from annotation.core.clients import mturk as mturk_client
 from annotation.core.clients.errors import MarketplaceError
 from annotation.engine.admin import BatchMoneyForm
 from annotation.models import (
@@ -23,6 +22,7 @@ from annotation.models import (
 from annotation.providers import admin_workers  # noqa: F401  (registers the Worker admin)
 from annotation.providers.admin_batch_money import BatchMoneyViews
 from annotation.providers.costs import BudgetExceeded
+from annotation.providers.mturk import client as mturk_client
 from annotation.providers.prolific.launch_page import prolific_launch_facts
 from annotation.providers.selectors import batch_costs, batch_status_counts
 from annotation.providers.services import (

@@ -1,7 +1,12 @@
-"""The provider interface every marketplace implements, the registry, and the local default.
+"""The provider interface every marketplace implements (its subpackage's ``provider`` module
+subclasses ``Provider`` and ``register``s it).
 
 A provider only talks to its marketplace; it never writes to our database. The services in
-``services.py`` decide what to call, record the outcome, and keep calls outside transactions.
+``services/`` decide what to call, record the outcome, and keep calls outside transactions.
+Arrival is the provider's too: ``urls`` names the URL module of the pages the marketplace sends
+workers to (and any hooks it calls), mounted at ``ext/<name>/``; their views claim through
+``services.arrivals`` (or the marketplace's own arrival service) and hand over to the engine's
+task page.
 """
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -80,6 +85,10 @@ class Provider:
     paid = False  # True: real money moves, so a budget is required
     bonus_idempotent = True  # a retried bonus with the same token can never pay twice
     can_block = False  # True when ``block`` / ``unblock`` reach the marketplace
+    # Arrival: the dotted path of a URL module (``app_name``-less, so its names join the
+    # ``annotation`` namespace) that ``annotation/urls.py`` mounts at ``ext/<name>/``; ""
+    # when workers never arrive from outside (local accounts log in).
+    urls = ""
 
     def fees(self) -> FeeSchedule:
         return FeeSchedule()
@@ -169,9 +178,3 @@ class Provider:
     def notify(self, worker_ids: list[str], subject: str, message: str) -> list[str]:
         """Message workers; returns the ids that could not be notified."""
         raise NotSupported(f"{self.name} cannot message workers")
-
-
-@register
-class LocalProvider(Provider):
-    """In-house accounts: nothing to publish or pay through an API (the default)."""
-

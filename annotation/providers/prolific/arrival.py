@@ -1,25 +1,21 @@
-"""Marketplace arrivals: what this deployment published is checked, then the worker row and
-the claim are written in one transaction, so a refusal or a failure leaves no lease and no
-worker row. MTurk arrives per task (a HIT), Prolific per batch (a study session)."""
+"""Prolific arrivals, per batch (a study session): what this deployment published is checked,
+then the worker row and the claim are written in one transaction, so a refusal or a failure
+leaves no lease and no worker row."""
 from datetime import datetime
 from decimal import Decimal
 
 from django.db import IntegrityError, transaction
 
-from annotation.engine.services.claims import task_claim_next, task_claim_specific
+from annotation.engine.services.claims import task_claim_next
 from annotation.engine.services.errors import AssignmentConflict, EngineError, NotQualified
 from annotation.engine.services.workers import worker_for_external
-from annotation.models import Assignment, Batch, ScreenOut, Task, Worker
-from annotation.providers.selectors import published_hit, published_studies
+from annotation.models import Assignment, Batch, ScreenOut, Worker
+from annotation.providers.selectors import published_studies
 from annotation.providers.services.common import config_for
 
 
 class StudyNotPublished(EngineError):
     """A Prolific arrival for a study this deployment did not publish for the batch."""
-
-
-class HitNotPublished(EngineError):
-    """An MTurk arrival for a HIT this deployment did not publish for the task."""
 
 
 class ScreenedOut(EngineError):
@@ -30,22 +26,6 @@ class ScreenedOut(EngineError):
     def __init__(self, reason: str, *, completion_code: str, reward: Decimal):
         super().__init__(reason)
         self.completion_code, self.reward = completion_code, reward
-
-
-def mturk_arrival_claim(*, task: Task, worker_id: str, assignment_id: str, hit_id: str,
-                        submit_to: str, now: datetime | None = None) -> Assignment | None:
-    """The MTurk worker's lease of ``task`` under ``assignment_id`` (``task_claim_specific``:
-    idempotent per task and worker); ``None`` when the task has no slot left.
-
-    Raises ``HitNotPublished`` unless ``hit_id`` is the HIT this deployment created for the
-    task; ``AssignmentConflict`` / ``NotEligible`` from the claim, writing nothing.
-    """
-    if not published_hit(task, Worker.Provider.MTURK, hit_id):
-        raise HitNotPublished("This HIT was not published for this task.")
-    with transaction.atomic():
-        worker = worker_for_external(Worker.Provider.MTURK, worker_id)
-        return task_claim_specific(task=task, worker=worker, provider_assignment_id=assignment_id,
-                                   provider_hit_id=hit_id, submit_to=submit_to, now=now)
 
 
 def prolific_arrival_claim(*, batch: Batch, participant_id: str, study_id: str,

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 from annotation.core.clients.errors import MarketplaceError
 from annotation.models import Batch, ProviderHit
-from annotation.providers.prolific import ProlificProvider
 from annotation.providers.prolific.pay import PayCheck
+from annotation.providers.prolific.provider import ProlificProvider
 from annotation.providers.services.common import launch_context
 
 STUDY_PAGE = "https://app.prolific.com/researcher/workspaces/studies/{}"

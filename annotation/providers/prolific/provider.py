@@ -73,6 +73,7 @@ class ProlificProvider(Provider):
     paid = True
     bonus_idempotent = False
     can_block = True  # through the deployment's blocklist participant group
+    urls = "annotation.providers.prolific.urls"  # the study's page, completion, status hooks
 
     def __init__(self, http: httpx.Client | None = None):
         self._http = http

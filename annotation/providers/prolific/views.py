@@ -1,92 +1,34 @@
-"""Arrival from a marketplace (MTurk ExternalQuestion, Prolific study): preview, accept, then
-the task page.
+"""Arrival from a Prolific study: one task per session, then the completion redirect; and
+Prolific's signed status hooks.
 
-Only what this deployment published is accepted: an MTurk arrival needs a batch launched on
-MTurk and the HIT id we created for that very task; a Prolific arrival needs a batch published
-as that study. Anything else is refused and writes nothing (no worker row, no lease), so a task
-uuid seen elsewhere cannot be turned into votes under invented worker ids. Every page of this
-flow may be framed by the marketplace, refusals included.
+An arrival needs a batch published as that study (``prolific_arrival_claim``); anything else
+is refused and writes nothing.
 """
-import re
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.db import transaction
-from django.http import Http404, HttpResponse, HttpResponseBadRequest
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from annotation.core.middleware import allow_marketplace_framing
 from annotation.core.permissions import public
 from annotation.engine.services.errors import AssignmentConflict, NotEligible
-from annotation.engine.views import MTURK_SUBMIT_HOSTS, external_query, render_task
-from annotation.models import Assignment, Batch, Task, Worker
-from annotation.providers.prolific import screen_out_code
-from annotation.providers.prolific.pay import money_label
-from annotation.providers.services import (
-    HitNotPublished,
+from annotation.models import Assignment, Batch, Worker
+from annotation.providers.prolific.arrival import (
     ScreenedOut,
     StudyNotPublished,
-    config_for,
-    mturk_arrival_claim,
     prolific_arrival_claim,
-    prolific_hook_receive,
 )
+from annotation.providers.prolific.hooks import prolific_hook_receive
+from annotation.providers.prolific.pay import money_label
+from annotation.providers.prolific.provider import screen_out_code
+from annotation.providers.services.common import config_for
 from annotation.providers.tasks import review_batch
+from annotation.providers.views import arrived, framed, marketplace_id, refused
 
-# Marketplace ids are short alphanumeric strings (MTurk: A1B2…; Prolific: 24 hex digits).
-MARKETPLACE_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
-
-
-def _framed(response):
-    return allow_marketplace_framing(response)
-
-
-def _refused(request, batch, reason, status=403):
-    return _framed(render(request, "annotation/not_eligible.html",
-                          {"batch": batch, "reason": reason}, status=status))
-
-
-def _marketplace_id(value: str) -> str | None:
-    value = value.strip()
-    return value if MARKETPLACE_ID.fullmatch(value) else None
-
-
-PREVIEW_ID = "ASSIGNMENT_ID_NOT_AVAILABLE"
-
-
-@public
-def mturk_task(request, task_uuid):
-    task = get_object_or_404(Task.objects.select_related("batch"), uuid=task_uuid)
-    if task.batch.provider != Worker.Provider.MTURK:
-        raise Http404("No such task on Mechanical Turk")  # a local batch is never previewed
-    assignment_id = request.GET.get("assignmentId", "").strip()
-    if not assignment_id or assignment_id == PREVIEW_ID:
-        return render_task(request, task=task, preview=True)
-    submit_to = request.GET.get("turkSubmitTo", "")
-    ids = {name: _marketplace_id(request.GET.get(name, ""))
-           for name in ("assignmentId", "workerId", "hitId")}
-    if None in ids.values():
-        bad = ", ".join(name for name, value in ids.items() if value is None)
-        return _framed(HttpResponseBadRequest(f"{bad}: missing or not a Mechanical Turk id"))
-    if submit_to.rstrip("/") not in MTURK_SUBMIT_HOSTS:
-        return _framed(HttpResponseBadRequest("turkSubmitTo is not a Mechanical Turk address"))
-    try:
-        assignment = mturk_arrival_claim(task=task, worker_id=ids["workerId"],
-                                         assignment_id=ids["assignmentId"], hit_id=ids["hitId"],
-                                         submit_to=submit_to)
-    except (HitNotPublished, AssignmentConflict, NotEligible) as exc:
-        return _refused(request, task.batch, exc)
-    if assignment is None:
-        return _framed(render(request, "annotation/batch_done.html", {"batch": task.batch},
-                              status=409))
-    url = redirect("annotation:assignment", assignment_uuid=assignment.uuid).url
-    return redirect(f"{url}?{external_query(assignment)}")
-
-
-# --- Prolific: batch-level arrival, one task per session, completion redirect --------------
 PROLIFIC_DONE_SUFFIX = "/mturk/externalSubmit"
 
 
@@ -95,10 +37,10 @@ def prolific_batch(request, batch_uuid):
     """Arrival from a Prolific study: the participant's task for this session
     (``prolific_arrival_claim``); a reload returns the same task."""
     batch = get_object_or_404(Batch, uuid=batch_uuid)
-    pid, study, session = (_marketplace_id(request.GET.get(name, ""))
+    pid, study, session = (marketplace_id(request.GET.get(name, ""))
                            for name in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID"))
     if not (pid and study and session):
-        return _framed(HttpResponseBadRequest(
+        return framed(HttpResponseBadRequest(
             "Open this study from Prolific (PROLIFIC_PID, STUDY_ID and SESSION_ID are "
             "required)."))
     # The shared after-submit page posts to <submit_to>/mturk/externalSubmit; for Prolific
@@ -109,16 +51,12 @@ def prolific_batch(request, batch_uuid):
         assignment = prolific_arrival_claim(batch=batch, participant_id=pid, study_id=study,
                                             session_id=session, submit_to=submit_to)
     except StudyNotPublished as exc:
-        return _framed(HttpResponseBadRequest(str(exc)))
+        return framed(HttpResponseBadRequest(str(exc)))
     except ScreenedOut as exc:
         return _screened_out(request, batch, exc)
     except (AssignmentConflict, NotEligible) as exc:
-        return _refused(request, batch, exc)
-    if assignment is None:
-        return _framed(render(request, "annotation/batch_done.html", {"batch": batch},
-                              status=409))
-    url = redirect("annotation:assignment", assignment_uuid=assignment.uuid).url
-    return redirect(f"{url}?{external_query(assignment)}")
+        return refused(request, batch, exc)
+    return arrived(request, batch, assignment)
 
 
 def _prolific_return_url(code: str) -> str:
@@ -129,7 +67,7 @@ def _screened_out(request, batch, screened: ScreenedOut):
     """Not eligible, paid for the screening: a link back to Prolific with the screen-out code
     (a link, not a refresh, so the participant reads why)."""
     url = _prolific_return_url(screen_out_code(screened.completion_code))
-    return _framed(render(request, "annotation/prolific_screened_out.html", {
+    return framed(render(request, "annotation/prolific_screened_out.html", {
         "batch": batch, "reason": str(screened), "url": url,
         "reward": money_label(screened.reward, settings.PROLIFIC_CURRENCY)}))
 
@@ -146,7 +84,7 @@ def prolific_done(request, batch_uuid):
     cross-origin redirect.
     """
     batch = get_object_or_404(Batch, uuid=batch_uuid)
-    session = _marketplace_id(request.POST.get("assignmentId", ""))  # never a NUL into SQL
+    session = marketplace_id(request.POST.get("assignmentId", ""))  # never a NUL into SQL
     assignment = Assignment.objects.filter(
         batch=batch, provider_assignment_id=session, worker__provider=Worker.Provider.PROLIFIC,
         status__in=[Assignment.Status.SUBMITTED, Assignment.Status.APPROVED,
