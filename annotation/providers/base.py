@@ -37,6 +37,10 @@ class CreatedHit:
     already_existed: bool = False
 
 
+#: Normalised statuses whose place went back to the marketplace: our lease is released.
+RELEASES_PLACE = frozenset({"returned", "timed_out", "screened_out"})
+
+
 @dataclass(frozen=True)
 class RemoteSubmission:
     """A marketplace's record of one assignment, normalised across providers."""
