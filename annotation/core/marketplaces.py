@@ -29,6 +29,13 @@ def registered() -> list[type]:
     return [_REGISTRY[name] for name in sorted(_REGISTRY)]
 
 
+def submit_hosts() -> list[str]:
+    """Where our after-submit page may post (the pages' CSP ``form-action``): every registered
+    provider's ``submit_hosts``, in registry order."""
+    hosts = [host for cls in registered() for host in cls.submit_hosts]
+    return list(dict.fromkeys(hosts))
+
+
 def unregister(name: str) -> None:
     """Take ``name`` out (a test's toy marketplace leaves no trace)."""
     _REGISTRY.pop(name, None)

@@ -93,6 +93,9 @@ class Provider:
     # ``annotation`` namespace) that ``annotation/urls.py`` mounts at ``ext/<name>/``; ""
     # when workers never arrive from outside (local accounts log in).
     urls = ""
+    # Where the engine's after-submit page posts ``<submit_to>/mturk/externalSubmit`` when it
+    # is the marketplace's own site (the pages' CSP ``form-action`` allows these).
+    submit_hosts: tuple[str, ...] = ()
 
     def fees(self) -> FeeSchedule:
         return FeeSchedule()
@@ -115,6 +118,22 @@ class Provider:
     def upload_note(self, batch) -> tuple[str, bool] | None:
         """What a new batch's upload should say about this marketplace (the text, whether it
         warns); None: nothing."""
+        return None
+
+    # --- the launch page (admin and console ask these; none names a marketplace) -----------
+    def production(self) -> bool:
+        """Whether a launch reaches the live marketplace with real money, so the launch page
+        asks for a second confirmation."""
+        return False
+
+    def endpoint(self) -> str:
+        """The API address the launch page shows with its sandbox / production banner; ""
+        shows none."""
+        return ""
+
+    def launch_facts(self, batch):
+        """What the launch page shows beside the estimate, asked of the marketplace (Prolific:
+        pay, eligible audience, filter sets); None: nothing."""
         return None
 
     def check_ready(self, ctx: LaunchContext) -> None:

@@ -57,6 +57,7 @@ class MTurkProvider(Provider):
     bonus_idempotent = True
     can_block = True  # CreateWorkerBlock / DeleteWorkerBlock
     urls = "annotation.providers.mturk.urls"  # the ExternalQuestion's task page
+    submit_hosts = ("https://www.mturk.com", "https://workersandbox.mturk.com")
 
     def __init__(self, client=None):
         self._client = client
@@ -77,6 +78,12 @@ class MTurkProvider(Provider):
 
     def fees(self) -> MTurkFees:
         return MTurkFees()
+
+    def production(self) -> bool:
+        return mturk_client.is_production()
+
+    def endpoint(self) -> str:
+        return mturk_client.endpoint()
 
     # --- launch ---------------------------------------------------------------------------
     def check_ready(self, ctx: LaunchContext) -> None:

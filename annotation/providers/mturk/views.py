@@ -8,8 +8,9 @@ from django.shortcuts import get_object_or_404
 
 from annotation.core.permissions import public
 from annotation.engine.services.errors import AssignmentConflict, NotEligible
-from annotation.engine.views import MTURK_SUBMIT_HOSTS, render_task
+from annotation.engine.views import render_task
 from annotation.models import Task, Worker
+from annotation.providers.mturk.provider import MTurkProvider
 from annotation.providers.services.arrivals import HitNotPublished, task_arrival_claim
 from annotation.providers.views import arrived, framed, marketplace_id, refused
 
@@ -30,7 +31,7 @@ def mturk_task(request, task_uuid):
     if None in ids.values():
         bad = ", ".join(name for name, value in ids.items() if value is None)
         return framed(HttpResponseBadRequest(f"{bad}: missing or not a Mechanical Turk id"))
-    if submit_to.rstrip("/") not in MTURK_SUBMIT_HOSTS:
+    if submit_to.rstrip("/") not in MTurkProvider.submit_hosts:
         return framed(HttpResponseBadRequest("turkSubmitTo is not a Mechanical Turk address"))
     try:
         assignment = task_arrival_claim(provider=Worker.Provider.MTURK, task=task,

@@ -10,7 +10,7 @@ from annotation.engine.services.claims import task_claim_next
 from annotation.engine.services.errors import AssignmentConflict, EngineError, NotQualified
 from annotation.engine.services.workers import worker_for_external
 from annotation.models import Assignment, Batch, ScreenOut, Worker
-from annotation.providers.selectors import published_studies
+from annotation.providers.models import ProviderHit
 from annotation.providers.services.common import config_for
 
 
@@ -26,6 +26,12 @@ class ScreenedOut(EngineError):
     def __init__(self, reason: str, *, completion_code: str, reward: Decimal):
         super().__init__(reason)
         self.completion_code, self.reward = completion_code, reward
+
+
+def published_studies(batch: Batch) -> set[str]:
+    """The Prolific study ids this deployment created for ``batch`` (empty until launched)."""
+    return set(ProviderHit.objects.filter(batch=batch, provider=Worker.Provider.PROLIFIC)
+               .exclude(external_id="").values_list("external_id", flat=True))
 
 
 def prolific_arrival_claim(*, batch: Batch, participant_id: str, study_id: str,

@@ -158,6 +158,12 @@ class ProlificProvider(Provider):
         return f"On Prolific: {check.describe()}.", False
 
     # --- launch ---------------------------------------------------------------------------
+    def launch_facts(self, batch):
+        """``launch_page.ProlificLaunchFacts``: pay, audience, filter sets, study links."""
+        from annotation.providers.prolific.launch_page import prolific_launch_facts
+
+        return prolific_launch_facts(batch, self)
+
     def check_ready(self, ctx: LaunchContext) -> None:
         if not settings.PUBLIC_BASE_URL.startswith("https://"):
             raise MarketplaceError("PUBLIC_BASE_URL must be an https address for Prolific.")
