@@ -12,6 +12,9 @@ class AnnotationConfig(AppConfig):
         from annotation.core import checks  # noqa: F401
         from annotation.pipeline import hit_types  # noqa: F401
 
-        # The marketplaces (``annotation.core.marketplaces``): importing registers them, and
-        # the providers' tasks hear when the engine blocks a worker.
-        from annotation.providers import mturk, prolific, tasks  # noqa: F401
+        # The marketplaces (``annotation.core.marketplaces``): every ``providers/<name>/``
+        # subpackage registers its provider, and the providers' tasks hear when the engine
+        # blocks a worker.
+        from annotation.providers import load_marketplaces, tasks  # noqa: F401
+
+        load_marketplaces()

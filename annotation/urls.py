@@ -1,7 +1,10 @@
-from django.urls import path
+"""The app's pages: the engine's work pages, then every registered marketplace's own pages
+(arrival, completion, hooks) under ``ext/<name>/``, mounted from the registry so that no
+marketplace is named here (``Provider.urls``)."""
+from django.urls import include, path
 
+from annotation.core import marketplaces
 from annotation.engine import views as work
-from annotation.providers import views as external
 
 app_name = "annotation"
 
@@ -14,11 +17,6 @@ urlpatterns = [
     path("work/a/<uuid:assignment_uuid>/skip/", work.assignment_skip, name="assignment_skip"),
     path("work/a/<uuid:assignment_uuid>/problem/", work.assignment_problem,
          name="assignment_problem"),
-    path("ext/mturk/task/<uuid:task_uuid>/", external.mturk_task, name="mturk_task"),
 ]
-urlpatterns += [  # Prolific sends participants to a batch, not a task; they return here
-    path("ext/prolific/batch/<uuid:batch_uuid>/", external.prolific_batch, name="prolific_batch"),
-    path("ext/prolific/batch/<uuid:batch_uuid>/done/mturk/externalSubmit",
-         external.prolific_done, name="prolific_done"),
-    path("ext/prolific/hooks/", external.prolific_hook, name="prolific_hook"),
-]
+urlpatterns += [path(f"ext/{provider.name}/", include(provider.urls))
+                for provider in marketplaces.registered() if provider.urls]

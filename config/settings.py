@@ -66,7 +66,10 @@ WSGI_APPLICATION = "config.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        # A marketplace's pages' templates live in its subpackage (annotation/providers/<name>/
+        # templates/), found without naming it here.
+        "DIRS": [BASE_DIR / "templates",
+                 *sorted(BASE_DIR.glob("annotation/providers/*/templates"))],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [

@@ -18,6 +18,10 @@ Inside ``annotation``, the rooms, lowest first:
 7. the entry points: ``console``, ``management``, ``templatetags`` and the app's top-level
    modules (``admin``, ``urls``, ``api_urls``, ``apps``).
 
+Each marketplace is a subpackage of ``providers`` (``providers/<name>/`` with a ``provider``
+module): neither the engine's rooms nor ``annotation/urls.py`` import one (they ask the
+registry), and marketplaces never import each other.
+
 A room may import its own modules and any lower room. No import circle between modules either,
 except a Celery ``tasks`` module and the ``services`` it calls (the task queues itself after the
 service's commit), and an app's models modules (Django's one ``models`` module per app).
@@ -120,6 +124,53 @@ def test_every_room_is_placed():
     rooms = {p.name for p in (ROOT / "annotation").iterdir()
              if p.is_dir() and (p / "__init__.py").exists()}
     assert rooms - {"migrations"} <= set(ROOMS)
+
+
+MARKETPLACES = frozenset(
+    f"annotation.providers.{p.parent.name}"
+    for p in (ROOT / "annotation" / "providers").glob("*/provider.py"))
+REGISTRY_ASKERS = ("annotation.urls",)  # beside every room below ``providers``
+
+
+def _marketplace(module: str) -> str | None:
+    """The marketplace subpackage a module belongs to, if any."""
+    return next((m for m in MARKETPLACES if module == m or module.startswith(m + ".")), None)
+
+
+def _marketplace_imports(edges) -> list[str]:
+    """Imports of a marketplace by a registry asker or by another marketplace."""
+    wrong = []
+    for src, dst, where in edges:
+        target, own = _marketplace(dst), _marketplace(src)
+        if target and target != own and (own or src in REGISTRY_ASKERS):
+            wrong.append(where)
+    return wrong
+
+
+def test_the_marketplaces_are_subpackages():
+    assert {"annotation.providers.local", "annotation.providers.mturk",
+            "annotation.providers.prolific"} <= MARKETPLACES
+
+
+def test_urls_and_marketplaces_import_no_other_marketplace():
+    assert _marketplace_imports(EDGES) == []
+
+
+@pytest.mark.parametrize("module, source, wrong", [
+    ("annotation.urls", "from annotation.providers.mturk import views\n", True),
+    ("annotation.urls", "from annotation.core.marketplaces import registered\n", False),
+    ("annotation.providers.prolific.probe", "from annotation.providers.mturk.client import call\n",
+     True),
+    ("annotation.providers.prolific.probe", "from annotation.providers.prolific import pay\n",
+     False),
+    ("annotation.providers.prolific.probe", "from annotation.providers.services import x\n",
+     False),
+])
+def test_the_marketplace_check_sees_a_named_marketplace(tmp_path, module, source, wrong):
+    """Not vacuous: the URL module naming MTurk, or Prolific importing MTurk, is caught."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(source)
+    assert bool(_marketplace_imports(list(_edges({module: probe})))) is wrong
 
 
 def _cycles(edges) -> list[list[str]]:

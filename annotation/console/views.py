@@ -9,8 +9,8 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.core.clients import mturk as mturk_client
 from annotation.core.clients.errors import MarketplaceError
+from annotation.core.marketplaces import get_provider
 from annotation.core.money import AmountRefused
 from annotation.core.permissions import admin_required
 from annotation.engine import upload_help
@@ -203,8 +203,8 @@ def batch_launch_page(request, study, batch_uuid):
     """Publish on the batch's marketplace after the estimate (MTurk production asks twice)."""
     batch = _batch(study, batch_uuid)
     local = batch.provider == Worker.Provider.LOCAL
-    mturk = batch.provider == Worker.Provider.MTURK
-    production = mturk and mturk_client.is_production()
+    provider = get_provider(batch.provider)
+    production = provider.production()
     if request.method == "POST" and not local:
         confirmed = request.POST.get("confirm") == "on"
         production_confirmed = request.POST.get("confirm_production") == "on"
@@ -226,5 +226,5 @@ def batch_launch_page(request, study, batch_uuid):
     return render(request, "annotation/console/launch.html", {
         "batch": batch, "local": local, "production": production,
         "costs": batch_costs(batch), "tasks": batch.tasks.count(), **_study_money(batch),
-        "mturk_endpoint": mturk_client.endpoint() if mturk else "",
+        "mturk_endpoint": provider.endpoint(),
         "providers": [p for p in Worker.Provider if p != Worker.Provider.LOCAL]})

@@ -1,7 +1,10 @@
 """The marketplace registry: each provider registers here by name, and whoever needs a
-marketplace's operations (fees, a batch's cost, a note at upload) asks for it by name, and
-the marketplaces hear when the engine blocks a worker (``on_worker_blocked``). The engine asks here and never imports ``annotation.providers``, which builds on
-the engine; the marketplaces register when the app is ready (``AnnotationConfig.ready``)."""
+marketplace's operations (fees, a batch's cost, a note at upload, its arrival URLs) asks for
+it by name or walks ``registered()``, and the marketplaces hear when the engine blocks a worker
+(``on_worker_blocked``). The engine and ``annotation/urls.py`` ask here and never import a
+marketplace (``annotation.providers.<name>``), which builds on the engine; every subpackage of
+``annotation.providers`` with a ``provider`` module registers when the app is ready
+(``AnnotationConfig.ready``)."""
 from annotation.core.clients.errors import MarketplaceError
 
 _REGISTRY: dict[str, type] = {}
@@ -19,6 +22,23 @@ def get_provider(name: str):
         return _REGISTRY[name]()
     except KeyError:
         raise MarketplaceError(f"Unknown provider {name!r}") from None
+
+
+def registered() -> list[type]:
+    """Every registered provider class, by name (the URL loop mounts their ``urls``)."""
+    return [_REGISTRY[name] for name in sorted(_REGISTRY)]
+
+
+def submit_hosts() -> list[str]:
+    """Where our after-submit page may post (the pages' CSP ``form-action``): every registered
+    provider's ``submit_hosts``, in registry order."""
+    hosts = [host for cls in registered() for host in cls.submit_hosts]
+    return list(dict.fromkeys(hosts))
+
+
+def unregister(name: str) -> None:
+    """Take ``name`` out (a test's toy marketplace leaves no trace)."""
+    _REGISTRY.pop(name, None)
 
 
 _BLOCK_HOOKS: list = []

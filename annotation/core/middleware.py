@@ -2,9 +2,12 @@
 
 Pages allow only our own scripts and styles; images may come from anywhere over https (benchmark
 images are often remote). Task pages opt in to being framed by the marketplaces with the
-``frame_ancestors_allowed`` attribute; everything else keeps ``frame-ancestors 'none'``.
+``frame_ancestors_allowed`` attribute; everything else keeps ``frame-ancestors 'none'``. Forms
+post to us or to a marketplace's ``submit_hosts`` (the registry's).
 """
 from django.conf import settings
+
+from annotation.core.marketplaces import submit_hosts
 
 
 def allow_marketplace_framing(response):
@@ -25,10 +28,11 @@ class ContentSecurityPolicyMiddleware:
             response.headers.pop("X-Frame-Options", None)
         else:
             ancestors = "'none'"
+        form_action = " ".join(["'self'", *submit_hosts()])
         response.headers.setdefault(
             "Content-Security-Policy",
             "default-src 'self'; img-src 'self' https: http: data:; style-src 'self'; "
-            "script-src 'self'; form-action 'self' https://www.mturk.com "
-            f"https://workersandbox.mturk.com; frame-ancestors {ancestors}; base-uri 'none'",
+            f"script-src 'self'; form-action {form_action}; frame-ancestors {ancestors}; "
+            "base-uri 'none'",
         )
         return response

@@ -41,7 +41,6 @@ from annotation.engine.services.submissions import assignment_return, assignment
 from annotation.engine.services.workers import worker_for_user
 from annotation.models import Assignment, Batch, TaskProblem
 
-MTURK_SUBMIT_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
 HISTORY_PAGE = 25
 
 

@@ -9,8 +9,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from annotation.core.clients import mturk as mturk_client
 from annotation.core.clients.errors import MarketplaceError
+from annotation.core.marketplaces import get_provider
 from annotation.engine.admin import BatchMoneyForm
 from annotation.models import (
     Bonus,
@@ -23,7 +23,6 @@ from annotation.models import (
 from annotation.providers import admin_workers  # noqa: F401  (registers the Worker admin)
 from annotation.providers.admin_batch_money import BatchMoneyViews
 from annotation.providers.costs import BudgetExceeded
-from annotation.providers.prolific.launch_page import prolific_launch_facts
 from annotation.providers.selectors import batch_costs, batch_status_counts
 from annotation.providers.services import (
     assignment_approve,
@@ -124,16 +123,16 @@ class MarketplaceBatchAdmin(BatchMoneyViews, admin.ModelAdmin):
             raise PermissionDenied  # staff without the model permission: 403
         batch = get_object_or_404(MarketplaceBatch, pk=pk)
         config_for(batch)
-        mturk = batch.provider == "mturk"
-        production = mturk and mturk_client.is_production()
-        prolific = batch.provider == "prolific"
-        facts = prolific_launch_facts(batch) if prolific else None
+        provider = get_provider(batch.provider)
+        production = provider.production()
+        facts = provider.launch_facts(batch)
+        chooses_filter_set = hasattr(facts, "filter_set_choices")
         form = LaunchForm(request.POST or None, production=production,
                           initial={"filter_set": config_for(batch).audience_filter_set_id},
-                          filter_sets=facts.filter_set_choices() if prolific else None)
+                          filter_sets=facts.filter_set_choices() if chooses_filter_set else None)
         if request.method == "POST" and form.is_valid():
             try:
-                if prolific:
+                if chooses_filter_set:
                     batch_filter_set_choose(batch, form.cleaned_data["filter_set"],
                                             actor=request.user.get_username())
                 report = batch_launch(
@@ -145,14 +144,13 @@ class MarketplaceBatchAdmin(BatchMoneyViews, admin.ModelAdmin):
                 messages.success(request, f"Launched “{batch.title}”: {report.created} new, "
                                           f"{report.reused} already published, of {report.total}.")
                 return redirect("admin:annotation_marketplacebatch_changelist")
-            if prolific:
-                facts = prolific_launch_facts(batch)  # the audience as it now stands
+            if facts is not None:
+                facts = provider.launch_facts(batch)  # the audience as it now stands
         context = {**self.admin_site.each_context(request), "opts": self.model._meta,
                    "title": f"Launch “{batch.title}” on {batch.get_provider_display()}",
                    "batch": batch, "form": form, "costs": batch_costs(batch),
                    "production": production, "tasks": batch.tasks.count(),
-                   "mturk_endpoint": mturk_client.endpoint() if mturk else "",
-                   "prolific": facts}
+                   "mturk_endpoint": provider.endpoint(), "prolific": facts}
         return render(request, "admin/annotation/marketplacebatch/launch.html", context)
 
     def _each(self, request, queryset, service, verb):

@@ -1,7 +1,12 @@
-"""The provider interface every marketplace implements, the registry, and the local default.
+"""The provider interface every marketplace implements (its subpackage's ``provider`` module
+subclasses ``Provider`` and ``register``s it).
 
 A provider only talks to its marketplace; it never writes to our database. The services in
-``services.py`` decide what to call, record the outcome, and keep calls outside transactions.
+``services/`` decide what to call, record the outcome, and keep calls outside transactions.
+Arrival is the provider's too: ``urls`` names the URL module of the pages the marketplace sends
+workers to (and any hooks it calls), mounted at ``ext/<name>/``; their views claim through
+``services.arrivals`` (or the marketplace's own arrival service) and hand over to the engine's
+task page.
 """
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,6 +35,10 @@ class CreatedHit:
     hit_type_id: str = ""
     expires_at: datetime | None = None
     already_existed: bool = False
+
+
+#: Normalised statuses whose place went back to the marketplace: our lease is released.
+RELEASES_PLACE = frozenset({"returned", "timed_out", "screened_out"})
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,13 @@ class Provider:
     paid = False  # True: real money moves, so a budget is required
     bonus_idempotent = True  # a retried bonus with the same token can never pay twice
     can_block = False  # True when ``block`` / ``unblock`` reach the marketplace
+    # Arrival: the dotted path of a URL module (``app_name``-less, so its names join the
+    # ``annotation`` namespace) that ``annotation/urls.py`` mounts at ``ext/<name>/``; ""
+    # when workers never arrive from outside (local accounts log in).
+    urls = ""
+    # Where the engine's after-submit page posts ``<submit_to>/mturk/externalSubmit`` when it
+    # is the marketplace's own site (the pages' CSP ``form-action`` allows these).
+    submit_hosts: tuple[str, ...] = ()
 
     def fees(self) -> FeeSchedule:
         return FeeSchedule()
@@ -102,6 +118,22 @@ class Provider:
     def upload_note(self, batch) -> tuple[str, bool] | None:
         """What a new batch's upload should say about this marketplace (the text, whether it
         warns); None: nothing."""
+        return None
+
+    # --- the launch page (admin and console ask these; none names a marketplace) -----------
+    def production(self) -> bool:
+        """Whether a launch reaches the live marketplace with real money, so the launch page
+        asks for a second confirmation."""
+        return False
+
+    def endpoint(self) -> str:
+        """The API address the launch page shows with its sandbox / production banner; ""
+        shows none."""
+        return ""
+
+    def launch_facts(self, batch):
+        """What the launch page shows beside the estimate, asked of the marketplace (Prolific:
+        pay, eligible audience, filter sets); None: nothing."""
         return None
 
     def check_ready(self, ctx: LaunchContext) -> None:
@@ -169,9 +201,3 @@ class Provider:
     def notify(self, worker_ids: list[str], subject: str, message: str) -> list[str]:
         """Message workers; returns the ids that could not be notified."""
         raise NotSupported(f"{self.name} cannot message workers")
-
-
-@register
-class LocalProvider(Provider):
-    """In-house accounts: nothing to publish or pay through an API (the default)."""
-

@@ -1,7 +1,7 @@
 """Cost arithmetic (pure: no Django): rewards, marketplace fees, bonuses, the budget guard.
 
-MTurk charges 20 % of each reward and bonus (at least $0.01), plus another 20 % of the reward on
-HITs with 10 or more assignments. Prolific charges a flat service-fee rate (a setting).
+A ``FeeSchedule`` bills nothing or a flat rate (Prolific's service fee, a study's own rate);
+a marketplace with other rules subclasses it in its subpackage (``mturk.fees``).
 Amounts are Decimals rounded to the cent, half up, per assignment — as the marketplaces bill.
 """
 from dataclasses import dataclass
@@ -9,22 +9,9 @@ from decimal import Decimal
 
 from annotation.core.money import CENT, ZERO, cents  # noqa: F401  (the cost figures' rounding)
 
-MTURK_FEE = Decimal("0.20")
-MTURK_LARGE_HIT_FEE = Decimal("0.20")
-MTURK_LARGE_HIT = 10
-
 
 class BudgetExceeded(Exception):
     """A launch or bonus would take the batch past its budget; nothing was sent."""
-
-
-def mturk_reward_fee(reward: Decimal, assignments_per_hit: int) -> Decimal:
-    rate = MTURK_FEE + (MTURK_LARGE_HIT_FEE if assignments_per_hit >= MTURK_LARGE_HIT else ZERO)
-    return max(cents(reward * rate), CENT) if reward > 0 else ZERO
-
-
-def mturk_bonus_fee(amount: Decimal) -> Decimal:
-    return max(cents(amount * MTURK_FEE), CENT) if amount > 0 else ZERO
 
 
 def rate_fee(amount: Decimal, rate: Decimal) -> Decimal:
@@ -33,24 +20,17 @@ def rate_fee(amount: Decimal, rate: Decimal) -> Decimal:
 
 @dataclass(frozen=True)
 class FeeSchedule:
-    """How one provider bills: ``kind`` is "none", "mturk" or "rate" (with ``rate``)."""
+    """How one provider bills: ``kind`` is "none" or "rate" (with ``rate``); a marketplace's
+    subclass names its own kind and overrides the two fees."""
 
     kind: str = "none"
     rate: Decimal = ZERO
 
     def reward_fee(self, reward: Decimal, assignments_per_hit: int) -> Decimal:
-        if self.kind == "mturk":
-            return mturk_reward_fee(reward, assignments_per_hit)
-        if self.kind == "rate":
-            return rate_fee(reward, self.rate)
-        return ZERO
+        return rate_fee(reward, self.rate) if self.kind == "rate" else ZERO
 
     def bonus_fee(self, amount: Decimal) -> Decimal:
-        if self.kind == "mturk":
-            return mturk_bonus_fee(amount)
-        if self.kind == "rate":
-            return rate_fee(amount, self.rate)
-        return ZERO
+        return rate_fee(amount, self.rate) if self.kind == "rate" else ZERO
 
 
 @dataclass(frozen=True)

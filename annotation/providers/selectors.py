@@ -32,12 +32,6 @@ def published_hit(task: Task, provider: str, external_id: str) -> bool:
     ).exists()
 
 
-def published_studies(batch: Batch) -> set[str]:
-    """The Prolific study ids this deployment created for ``batch`` (empty until launched)."""
-    return set(ProviderHit.objects.filter(batch=batch, provider=Worker.Provider.PROLIFIC)
-               .exclude(external_id="").values_list("external_id", flat=True))
-
-
 _BLOCK_ACTIONS = ("block", "unblock")
 
 

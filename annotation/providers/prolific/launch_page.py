@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 
 from annotation.core.clients.errors import MarketplaceError
 from annotation.models import Batch, ProviderHit
-from annotation.providers.prolific import ProlificProvider
 from annotation.providers.prolific.pay import PayCheck
 from annotation.providers.services.common import launch_context
 
@@ -33,14 +32,13 @@ class ProlificLaunchFacts:
         return choices
 
 
-def prolific_launch_facts(batch: Batch, provider: ProlificProvider | None = None
-                          ) -> ProlificLaunchFacts:
+def prolific_launch_facts(batch: Batch, provider) -> ProlificLaunchFacts:
     """A qualification's allowlist group counts once it exists (the launch makes it); the
-    deployment's blocklist group is found, or made once, as the launch would."""
+    deployment's blocklist group is found, or made once, as the launch would. ``provider``: the
+    ``ProlificProvider`` asking (``ProlificProvider.launch_facts``)."""
     qualification = batch.required_qualification
     ctx = launch_context(batch, qualification_type_id=(
         (qualification.provider_ids or {}).get("prolific", "") if qualification else ""))
-    provider = provider or ProlificProvider()
     facts = ProlificLaunchFacts(places=ctx.places, filter_set_id=ctx.filter_set_id, study_links=[
         STUDY_PAGE.format(study) for study in ProviderHit.objects.filter(batch=batch)
         .exclude(external_id="").values_list("external_id", flat=True)])

@@ -4,7 +4,8 @@ A Prolific submission is RESERVED (a place held), ACTIVE (the participant is wor
 AWAITING REVIEW (finished with our completion code), APPROVED, REJECTED, RETURNED (the
 participant gave the place back), TIMED-OUT (Prolific's maximum time passed) or SCREENED OUT
 (turned away by a screener, paid a fixed reward). RETURNED, TIMED-OUT and SCREENED OUT give
-the place back to Prolific's pool, so the lease here is released at the same moment.
+the place back to Prolific's pool, so the lease here is released at the same moment
+(``base.RELEASES_PLACE``).
 """
 
 #: Prolific's status -> the normalised status of ``RemoteSubmission``.
@@ -18,9 +19,6 @@ STATUS = {
     "TIMED-OUT": "timed_out",
     "SCREENED OUT": "screened_out",
 }
-
-#: Normalised statuses whose place went back to Prolific: our lease is released.
-RELEASES_PLACE = frozenset({"returned", "timed_out", "screened_out"})
 
 #: The categories Prolific accepts on a rejection (its submission-transition reference).
 REJECTION_CATEGORIES = frozenset({

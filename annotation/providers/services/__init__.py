@@ -7,14 +7,11 @@ Rules every function here keeps:
 - a row is written *before* a money-moving call (HIT in ``creating``, bonus in ``sending``), so
   an interrupted run resumes without publishing or paying twice;
 - launches and bonuses pass the budget guard first; every call is logged in ``ProviderAction``.
+
+What only one marketplace does (Prolific's session arrival and status hooks) lives in its
+subpackage (``annotation.providers.<name>``), not here.
 """
-from .arrivals import (
-    HitNotPublished,
-    ScreenedOut,
-    StudyNotPublished,
-    mturk_arrival_claim,
-    prolific_arrival_claim,
-)
+from .arrivals import HitNotPublished, task_arrival_claim
 from .bonuses import BonusRow, bonus_rows_parse, bonus_token, worker_bonus
 from .common import (
     LaunchIncomplete,
@@ -34,7 +31,6 @@ from .launch import (
 )
 from .local_review import local_assignment_approve, local_assignment_reject, local_auto_approve
 from .payouts import local_payout_record
-from .prolific_hooks import HookOutcome, prolific_hook_receive
 from .review import (
     assignment_approve,
     assignment_reject,
@@ -53,16 +49,12 @@ from .workers import (
 
 __all__ = [
     "batch_filter_set_choose",
-    "HookOutcome",
     "batch_review",
-    "prolific_hook_receive",
     "HitNotPublished",
-    "ScreenedOut",
-    "mturk_arrival_claim",
+    "task_arrival_claim",
     "BonusRow",
     "LaunchIncomplete",
     "LaunchReport",
-    "StudyNotPublished",
     "SyncReport",
     "assignment_approve",
     "assignment_reject",
@@ -81,7 +73,6 @@ __all__ = [
     "local_assignment_reject",
     "local_auto_approve",
     "local_payout_record",
-    "prolific_arrival_claim",
     "provider_worker_block",
     "worker_block_and_reject",
     "provider_worker_unblock",

@@ -12,15 +12,12 @@ from annotation.engine.services.leases import lease_expire
 from annotation.engine.services.rejections import rejection_applied, rejection_reversed
 from annotation.engine.services.submissions import assignment_return
 from annotation.models import Assignment, Batch, Worker
-from annotation.providers.base import (
-    get_provider,
-)
+from annotation.providers.base import RELEASES_PLACE, get_provider
 from annotation.providers.models import (
     ProviderConfig,
     ProviderHit,
     ProviderSubmission,
 )
-from annotation.providers.prolific.statuses import RELEASES_PLACE
 from annotation.providers.services.common import (
     DONE,
     SyncReport,

@@ -4,8 +4,8 @@ import pytest
 from botocore.stub import Stubber
 from django.core.cache import cache
 
-from annotation.core.clients import mturk as mturk_client
-from annotation.providers import prolific as prolific_module
+from annotation.providers.mturk import client as mturk_client
+from annotation.providers.prolific import provider as prolific_module
 from tests.annotation.providers.fake_prolific import TOKEN, FakeProlific
 
 SANDBOX = "https://mturk-requester-sandbox.us-east-1.amazonaws.com"

@@ -18,7 +18,7 @@ from annotation.engine.services.claims import task_claim_next
 from annotation.engine.services.submissions import assignment_submit
 from annotation.models import Assignment, Bonus
 from annotation.providers import services
-from annotation.providers.prolific import ProlificProvider
+from annotation.providers.prolific.provider import ProlificProvider
 from tests.factories import make_batch, make_workers
 from tests.support.amounts import (
     ANY_AMOUNT,

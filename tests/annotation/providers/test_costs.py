@@ -8,11 +8,10 @@ from annotation.providers.costs import (
     FeeSchedule,
     budget_check,
     estimate,
-    mturk_bonus_fee,
-    mturk_reward_fee,
 )
+from annotation.providers.mturk.fees import MTurkFees, mturk_bonus_fee, mturk_reward_fee
 
-MTURK = FeeSchedule(kind="mturk")
+MTURK = MTurkFees()
 
 
 def test_mturk_fee_is_20_percent_and_40_from_ten_assignments_with_a_cent_minimum():

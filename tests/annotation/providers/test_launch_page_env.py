@@ -6,7 +6,7 @@ import pytest
 from django.contrib.staticfiles import finders
 from django.urls import reverse
 
-from annotation.core.clients.mturk import PRODUCTION_ENDPOINT, SANDBOX_ENDPOINT
+from annotation.providers.mturk.client import PRODUCTION_ENDPOINT, SANDBOX_ENDPOINT
 from tests.factories import make_batch
 
 pytestmark = pytest.mark.django_db

@@ -13,7 +13,7 @@ from annotation.engine.services.workers import worker_for_external
 from annotation.models import Assignment, Batch, Bonus, ProviderHit, ProviderSubmission, Worker
 from annotation.providers import services
 from annotation.providers.costs import BudgetExceeded
-from annotation.providers.mturk import external_question, hit_token
+from annotation.providers.mturk.provider import external_question, hit_token
 from tests.factories import make_batch
 
 pytestmark = pytest.mark.django_db(transaction=True)  # external calls must be outside transactions
@@ -144,7 +144,7 @@ def test_launch_needs_https_and_production_confirmation(mturk, settings):
 
 
 def test_real_client_factory_refuses_unconfirmed_production(settings):
-    from annotation.core.clients import mturk as mturk_client
+    from annotation.providers.mturk import client as mturk_client
 
     settings.MTURK_PRODUCTION = False
     assert mturk_client.make_client()._endpoint.host == mturk_client.SANDBOX_ENDPOINT

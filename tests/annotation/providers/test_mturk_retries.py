@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from botocore.retries import standard
 
-from annotation.core.clients import mturk as mturk_client
+from annotation.providers.mturk import client as mturk_client
 
 THROTTLED = (400, {"__type": "ThrottlingException", "Message": "Rate exceeded"})
 FAULT = (500, {"__type": "ServiceFault", "Message": "Internal error"})

@@ -13,7 +13,7 @@ from annotation.engine.services.submissions import assignment_submit
 from annotation.engine.services.workers import worker_for_user
 from annotation.models import Bonus
 from annotation.providers import services
-from annotation.providers.costs import FeeSchedule
+from annotation.providers.mturk.fees import MTurkFees
 from annotation.providers.selectors import batch_costs
 from annotation.providers.selectors_payments import payments_overview
 from tests.factories import make_batch
@@ -26,7 +26,7 @@ D = Decimal
 
 
 def test_mturk_fee_figures():
-    fees = FeeSchedule(kind="mturk")
+    fees = MTurkFees()
     assert fees.reward_fee(D("1.00"), 9) == D("0.20")  # 20 %
     assert fees.reward_fee(D("1.00"), 10) == D("0.40")  # 20 % + 20 % from 10 assignments
     assert fees.reward_fee(D("0.04"), 3) == D("0.01")  # at least a cent

@@ -8,7 +8,7 @@ from django.urls import reverse
 from annotation.core.clients.errors import MarketplaceError
 from annotation.models import Assignment, Bonus, ProviderHit, ProviderSubmission
 from annotation.providers import services
-from annotation.providers.prolific import study_token
+from annotation.providers.prolific.provider import study_token
 from tests.factories import make_batch
 
 pytestmark = pytest.mark.django_db(transaction=True)

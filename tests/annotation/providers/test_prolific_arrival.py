@@ -8,8 +8,7 @@ from django.urls import reverse
 
 from annotation.engine.services.errors import AssignmentConflict
 from annotation.models import Assignment, Task, Worker
-from annotation.providers import services
-from annotation.providers.services import arrivals
+from annotation.providers.prolific import arrival as arrivals
 from tests.factories import make_batch, publish_on_prolific
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -18,7 +17,7 @@ DONE = "/ext/prolific/batch/x/done"
 
 
 def arrive(batch, pid, session, study="study1"):
-    return services.prolific_arrival_claim(batch=batch, participant_id=pid, study_id=study,
+    return arrivals.prolific_arrival_claim(batch=batch, participant_id=pid, study_id=study,
                                            session_id=session, submit_to=DONE)
 
 
@@ -58,10 +57,10 @@ def test_a_failure_after_the_claim_leaves_no_lease_and_writes_nothing(monkeypatc
 
 def test_only_a_study_published_for_the_batch_is_accepted_and_a_refusal_writes_nothing():
     batch = make_batch(1, n=1)
-    with pytest.raises(services.StudyNotPublished):  # a local batch, never published
+    with pytest.raises(arrivals.StudyNotPublished):  # a local batch, never published
         arrive(batch, "PID1", "SESS1")
     publish_on_prolific(batch, "study1")
-    with pytest.raises(services.StudyNotPublished):
+    with pytest.raises(arrivals.StudyNotPublished):
         arrive(batch, "PID1", "SESS1", study="another")
     assert not Worker.objects.filter(provider="prolific").exists()
     arrive(batch, "PID1", "SESS1")

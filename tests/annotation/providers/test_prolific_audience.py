@@ -16,8 +16,8 @@ from annotation.engine.services.qualifications import qualification_grant
 from annotation.engine.services.workers import worker_for_external
 from annotation.models import Batch, ProviderHit, Qualification
 from annotation.providers import services
-from annotation.providers.prolific import ProlificProvider
 from annotation.providers.prolific.pay import pay_check
+from annotation.providers.prolific.provider import ProlificProvider
 
 from .test_prolific import prolific_batch
 

@@ -10,7 +10,7 @@ from django.urls import reverse
 from annotation.core.clients.errors import MarketplaceError
 from annotation.models import ProviderAction, ProviderHit
 from annotation.providers import services
-from annotation.providers.prolific import ProlificProvider
+from annotation.providers.prolific.provider import ProlificProvider
 
 from .test_prolific import prolific_batch
 

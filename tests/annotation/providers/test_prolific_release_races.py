@@ -16,7 +16,8 @@ from django.db.models import Count
 from annotation.engine.services.errors import AssignmentConflict, NotSubmittable
 from annotation.engine.services.submissions import assignment_submit
 from annotation.models import Assignment, ProlificHookEvent, Task
-from annotation.providers import services
+from annotation.providers.prolific.arrival import prolific_arrival_claim
+from annotation.providers.prolific.hooks import prolific_hook_receive
 from annotation.providers.prolific.signing import sign
 from tests.factories import make_batch, publish_on_prolific
 
@@ -27,7 +28,7 @@ N, TASKS = 3, 4  # 12 places
 
 
 def arrive(batch, pid, session):
-    return services.prolific_arrival_claim(batch=batch, participant_id=pid, study_id="study1",
+    return prolific_arrival_claim(batch=batch, participant_id=pid, study_id="study1",
                                            session_id=session, submit_to=DONE)
 
 
@@ -35,7 +36,7 @@ def hook(session, status, event_id):
     body = json.dumps({"event_type": "submission.status.change", "resource_id": session,
                        "status": status}).encode()
     ts = str(int(time.time()))
-    return services.prolific_hook_receive(body=body, headers={
+    return prolific_hook_receive(body=body, headers={
         "X-Prolific-Request-Timestamp": ts, "X-Prolific-Request-Signature": sign(SECRET, ts, body),
         "X-Event-ID": event_id})
 

@@ -2,7 +2,7 @@
 import pytest
 
 from annotation.core.clients.errors import MarketplaceError
-from annotation.providers.prolific import ProlificProvider
+from annotation.providers.prolific.provider import ProlificProvider
 
 
 @pytest.fixture

@@ -12,8 +12,8 @@ from annotation.core.clients.errors import MarketplaceError
 from annotation.engine.selectors import batch_costs, batches_overview
 from annotation.models import ProviderHit, Task
 from annotation.providers import services
-from annotation.providers.prolific import screen_out_code
 from annotation.providers.prolific.pay import screen_out_problem
+from annotation.providers.prolific.provider import screen_out_code
 
 from .test_prolific import arrive, prolific_batch
 

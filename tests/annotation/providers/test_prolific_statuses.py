@@ -11,7 +11,7 @@ from django.urls import reverse
 from annotation.core.clients.errors import MarketplaceError
 from annotation.models import Assignment, ProlificHookEvent, ProviderHit, Task
 from annotation.providers import services
-from annotation.providers.prolific import ProlificProvider
+from annotation.providers.prolific.provider import ProlificProvider
 from annotation.providers.prolific.signing import sign
 
 from .test_prolific import arrive, prolific_batch, submit_via_pages

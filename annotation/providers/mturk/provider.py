@@ -14,7 +14,6 @@ from xml.sax.saxutils import escape
 from django.conf import settings
 from django.urls import reverse
 
-from annotation.core.clients import mturk as mturk_client
 from annotation.core.clients.errors import MarketplaceError, ProductionNotConfirmed
 from annotation.providers.base import (
     CreatedHit,
@@ -24,7 +23,8 @@ from annotation.providers.base import (
     RemoteSubmission,
     register,
 )
-from annotation.providers.costs import FeeSchedule
+from annotation.providers.mturk import client as mturk_client
+from annotation.providers.mturk.fees import MTurkFees
 
 APPROVAL_RATE_QUAL = "000000000000000000L0"
 LOCALE_QUAL = "00000000000000000071"
@@ -56,6 +56,8 @@ class MTurkProvider(Provider):
     paid = True
     bonus_idempotent = True
     can_block = True  # CreateWorkerBlock / DeleteWorkerBlock
+    urls = "annotation.providers.mturk.urls"  # the ExternalQuestion's task page
+    submit_hosts = ("https://www.mturk.com", "https://workersandbox.mturk.com")
 
     def __init__(self, client=None):
         self._client = client
@@ -74,8 +76,14 @@ class MTurkProvider(Provider):
     def _call(self, operation: str, **params) -> dict:
         return mturk_client.call(self.client(), operation, **params)
 
-    def fees(self) -> FeeSchedule:
-        return FeeSchedule(kind="mturk")
+    def fees(self) -> MTurkFees:
+        return MTurkFees()
+
+    def production(self) -> bool:
+        return mturk_client.is_production()
+
+    def endpoint(self) -> str:
+        return mturk_client.endpoint()
 
     # --- launch ---------------------------------------------------------------------------
     def check_ready(self, ctx: LaunchContext) -> None:
