@@ -8,11 +8,14 @@ marketplace (``annotation.providers.<name>``), which builds on the engine; every
 from annotation.core.clients.errors import MarketplaceError
 
 _REGISTRY: dict[str, type] = {}
+_SUBMIT_HOSTS: tuple[str, ...] | None = None  # every response's CSP asks: kept until a change
 
 
 def register(cls: type) -> type:
     """Class decorator adding a ``providers.base.Provider`` subclass under its ``name``."""
+    global _SUBMIT_HOSTS
     _REGISTRY[cls.name] = cls
+    _SUBMIT_HOSTS = None
     return cls
 
 
@@ -32,13 +35,18 @@ def registered() -> list[type]:
 def submit_hosts() -> list[str]:
     """Where our after-submit page may post (the pages' CSP ``form-action``): every registered
     provider's ``submit_hosts``, in registry order."""
-    hosts = [host for cls in registered() for host in cls.submit_hosts]
-    return list(dict.fromkeys(hosts))
+    global _SUBMIT_HOSTS
+    if _SUBMIT_HOSTS is None:
+        hosts = [host for cls in registered() for host in cls.submit_hosts]
+        _SUBMIT_HOSTS = tuple(dict.fromkeys(hosts))
+    return list(_SUBMIT_HOSTS)
 
 
 def unregister(name: str) -> None:
     """Take ``name`` out (a test's toy marketplace leaves no trace)."""
+    global _SUBMIT_HOSTS
     _REGISTRY.pop(name, None)
+    _SUBMIT_HOSTS = None
 
 
 _BLOCK_HOOKS: list = []
