@@ -166,6 +166,18 @@ def leaderboard_page(judge: str = HUMAN, split: str = "all", *,
                           **votes)
 
 
+def category_rates(judge: str = HUMAN, *, exclude_blocked: bool = False,
+                   include_trial: bool = False, aggregation: str = MAJORITY,
+                   both_bad: str = "tie", study=None) -> dict:
+    """``leaderboards.category_win_rates``: one entry the study board's table and the
+    categories plot share (while votes arrive, one refresh computes it for both)."""
+    counting = _counting(aggregation, both_bad)
+    return get_or_compute("category-rates", lambda: leaderboards.category_win_rates(
+        judge, exclude_blocked=exclude_blocked, include_trial=include_trial, study=study,
+        **counting), source=judge, params=counting, exclude_blocked=exclude_blocked,
+        include_trial=include_trial, study=study)
+
+
 def leaderboard_sources(study=None) -> list[str]:
     return get_or_compute("sources", lambda: selectors.leaderboard_sources(study),
                           source=ALL_SOURCES, study=study)

@@ -18,7 +18,7 @@ from annotation.core.permissions import analyst_required
 from annotation.models import InstructionFamily
 
 from .. import board_refresh, rating_cache, thin_data
-from ..leaderboards import category_win_rates, leaderboard_csv, score_leaderboard_csv
+from ..leaderboards import leaderboard_csv, score_leaderboard_csv
 from ..models import Judgment
 from ..selectors import BASE_SPLITS, HUMAN, UnknownSplit, submitted_model_names
 from ..vote_aggregation import (
@@ -131,7 +131,7 @@ def category_plot(request):
              "include_trial": params["include_trial"]}
     png = rating_cache.get_or_compute(
         "categories.png",
-        lambda: plots.category_png(category_win_rates(judge, **votes, **_counting(params)),
-                                   judge),
+        lambda: plots.category_png(rating_cache.category_rates(judge, **votes,
+                                                               **_counting(params)), judge),
         source=judge, params=_counting(params), **votes)
     return HttpResponse(png, content_type="image/png")

@@ -11,7 +11,6 @@ from studies.access import VIEW_BOARD, study_page
 from studies.selectors import studies_visible_to
 
 from .. import board_refresh, rating_cache, thin_data
-from ..leaderboards import category_win_rates
 from ..selectors import HUMAN, UnknownSplit, submitted_model_names
 from ..submissions.selectors import my_model_names, my_rows
 from .leaderboard import ROUNDS, _params
@@ -37,9 +36,7 @@ def study_board(request, study):
         raise Http404(str(exc)) from exc
     judge, votes = params["judge"], {k: params[k] for k in ("exclude_blocked", "include_trial")}
     mine = my_model_names(request.user, study)
-    categories = rating_cache.get_or_compute(
-        "categories", lambda: category_win_rates(judge, study=study, **votes), source=judge,
-        study=study, **votes)
+    categories = rating_cache.category_rates(judge, study=study, **votes)
     powered, powered_error = None, None
     if request.GET.get("ppi"):  # judge-powered estimates beside the human board
         try:
