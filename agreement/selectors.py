@@ -270,13 +270,17 @@ def current_scores(metric: str, config_hash: str, reference_hashes: dict[int, st
                    ) -> dict[int, float]:
     """{response id: score} from the cache for one metric configuration, for the responses in
     ``reference_hashes`` whose cached row was scored against their current reference (its
-    hash). Read straight from the cursor: a report asks for every response, metric by metric.
-    Keyed by ``reference_hashes``' own id objects, so the metrics' dicts share their keys."""
-    cached = {r: (h, s) for r, h, s in analytic.rows(
-        MetricScore.objects.filter(metric=metric, config_hash=config_hash)
-        .values_list("response_id", "reference_hash", "score"))}
-    return {r: row[1] for r, h in reference_hashes.items()
-            if (row := cached.get(r)) is not None and row[0] == h}
+    hash), in response id order (``reference_hashes``' own, as ``metric_targets`` orders
+    them). Read from the cursor a chunk at a time and kept only when current: a report asks
+    for every response, metric by metric, and every cached row as a tuple first was a
+    million-judgment report's largest allocation."""
+    out = {}
+    for r, h, s in analytic.each_row(
+            MetricScore.objects.filter(metric=metric, config_hash=config_hash)
+            .order_by("response_id").values_list("response_id", "reference_hash", "score")):
+        if reference_hashes.get(r) == h:
+            out[r] = s
+    return out
 
 
 def score_judgments(split: str = "all", judges: list[str] | None = None,
