@@ -270,16 +270,20 @@ def current_scores(metric: str, config_hash: str, reference_hashes: dict[int, st
                    ) -> dict[int, float]:
     """{response id: score} from the cache for one metric configuration, for the responses in
     ``reference_hashes`` whose cached row was scored against their current reference (its
-    hash), in response id order (``reference_hashes``' own, as ``metric_targets`` orders
-    them). Read from the cursor a chunk at a time and kept only when current: a report asks
-    for every response, metric by metric, and every cached row as a tuple first was a
-    million-judgment report's largest allocation."""
+    hash), in response id order. Read from the cursor a chunk at a time in that order and
+    matched against the sorted ids, so only current rows are kept and under
+    ``reference_hashes``' own id objects (the metrics' dicts share their keys): a report asks
+    for every response, metric by metric."""
+    ids = iter(sorted(reference_hashes))
+    key = next(ids, None)
     out = {}
     for r, h, s in analytic.each_row(
             MetricScore.objects.filter(metric=metric, config_hash=config_hash)
             .order_by("response_id").values_list("response_id", "reference_hash", "score")):
-        if reference_hashes.get(r) == h:
-            out[r] = s
+        while key is not None and key < r:
+            key = next(ids, None)
+        if key == r and reference_hashes[key] == h:
+            out[key] = s
     return out
 
 
