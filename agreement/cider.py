@@ -62,23 +62,39 @@ class _References:
         self.bigrams = tokens.bigrams()
         self.log_items = math.log(n_items)
         self.codes, self.idf, self.weighted, self.norms = [], [], [], []
-        prefix = np.zeros_like(tokens.flat)  # id of the (k-1)-gram starting at each position
+        # Only the positions where a k-gram starts are kept, and fewer remain at each order:
+        # arrays over every word of every reference, several at once, were the peak of
+        # caching CIDEr-D for 240K answers.
+        words, at, doc, left = tokens.flat, np.arange(len(tokens.flat)), tokens.doc, tokens.left
+        prefix = np.zeros(len(at), np.int64)  # id of the (k-1)-gram starting at each of ``at``
+        del tokens
         for k in range(1, n + 1):
-            ok = tokens.left >= k
-            codes, ids = np.unique((prefix * _SHIFT + tokens.next_words(k))[ok],
-                                   return_inverse=True)
-            prefix = np.zeros_like(tokens.flat)
-            prefix[ok] = ids
+            ok = left >= k
+            at, doc, left, prefix = at[ok], doc[ok], left[ok], prefix[ok]
+            del ok
+            grams = prefix * _SHIFT + words[at + (k - 1)]
+            codes, prefix = np.unique(grams, return_inverse=True)
+            del grams
             counts = sparse.csr_matrix(  # duplicate (row, col) entries sum: term frequencies
-                (np.ones(len(ids)), (tokens.doc[ok], ids)), shape=(len(texts), len(codes)))
+                (np.ones(len(prefix)), (doc, prefix)), shape=(len(texts), len(codes)))
             # Document frequency: in how many items' reference sets each k-gram occurs.
             df = set_items @ ((text_of_set @ (counts > 0)) > 0)
             idf = self.log_items - np.log(np.maximum(1.0, df))
-            weighted = counts @ sparse.diags(idf)
+            weighted = (counts @ _diagonal(idf)).tocsr()
+            del counts, df
             self.codes.append(codes)
             self.idf.append(idf)
-            self.weighted.append(weighted.tocsr())
+            self.weighted.append(weighted)
             self.norms.append(_row_norms(weighted))
+
+
+def _diagonal(values: np.ndarray):
+    """``sparse.diags(values)`` built as CSR straight away: scipy converts a DIA matrix to CSR
+    through COO for a product, several arrays the length of every k-gram of the references.
+    Zeros are kept as entries; a product's zero sums are dropped all the same."""
+    m = len(values)
+    return sparse.csr_matrix((values, np.arange(m, dtype=np.int32),
+                              np.arange(m + 1, dtype=np.int32)), shape=(m, m))
 
 
 def _row_norms(matrix) -> np.ndarray:
@@ -112,20 +128,21 @@ def _candidate_vectors(tokens: _Tokens, refs: _References, k: int, prefixes: tup
     doc = tokens.doc[ok]
     counts = sparse.csr_matrix((np.ones(len(own_ids)), (doc, own_ids)),
                                shape=(tokens.count, len(own)))
-    norms = _row_norms(counts @ sparse.diags(idf_own))
+    norms = _row_norms(counts @ _diagonal(idf_own))
     shared = sparse.csr_matrix((np.ones(int(found.sum())), (doc[found], ref_ids[found])),
                                shape=(tokens.count, len(codes)))
-    weighted = (shared @ sparse.diags(refs.idf[k - 1])).tocsr()
+    weighted = (shared @ _diagonal(refs.idf[k - 1])).tocsr()
     next_own, next_ref = np.zeros_like(tokens.flat), np.full_like(tokens.flat, -1)
     next_own[ok], next_ref[ok] = own_ids, ref_ids
     return weighted, norms, (next_own, next_ref)
 
 
 def cider_d_scores(tests: list[str], refs: list[list[str]], *, n: int, sigma: float,
-                   chunk: int = CHUNK) -> list[float]:
+                   chunk: int = CHUNK, tokenize=None) -> list[float]:
     """CIDEr-D (0-10) of each tokenized candidate against its tokenized references, with
     n-grams 1..``n`` and length penalty ``sigma`` (``agreement.metrics`` holds pycocoevalcap's
-    values)."""
+    values). With ``tokenize``, ``tests`` are raw texts tokenized a chunk at a time (all of
+    them tokenized at once is a second copy of every answer)."""
     flat_refs = [r for rs in refs for r in rs]
     n_refs = np.array([len(rs) for rs in refs], dtype=np.int64)
     ref_item = np.repeat(np.arange(len(refs)), n_refs)  # reference row -> item
@@ -151,7 +168,8 @@ def cider_d_scores(tests: list[str], refs: list[list[str]], *, n: int, sigma: fl
     delta = np.zeros(len(ref_item))
     for start in range(0, len(tests), chunk):
         stop = min(start + chunk, len(tests))
-        tokens = _Tokens(tests[start:stop], word_ids)
+        texts = tests[start:stop]
+        tokens = _Tokens([tokenize(t) for t in texts] if tokenize else texts, word_ids)
         rows = slice(*np.searchsorted(ref_item, [start, stop]))  # this chunk's reference rows
         item, text = ref_item[rows] - start, ref_text[rows]
         delta[rows] = tokens.bigrams()[item] - references.bigrams[text]

@@ -8,7 +8,9 @@ agreement matrices additionally look at every turn of the same instances.
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from django.db.models import Count, Max, Q
@@ -267,16 +269,27 @@ def metric_targets(response_ids=None, *, study=None) -> list[MetricTarget]:
 
 
 def current_scores(metric: str, config_hash: str, reference_hashes: dict[int, str]
-                   ) -> dict[int, float]:
+                   ) -> Mapping[int, float]:
     """{response id: score} from the cache for one metric configuration, for the responses in
     ``reference_hashes`` whose cached row was scored against their current reference (its
-    hash). Read straight from the cursor: a report asks for every response, metric by metric.
-    Keyed by ``reference_hashes``' own id objects, so the metrics' dicts share their keys."""
-    cached = {r: (h, s) for r, h, s in analytic.rows(
-        MetricScore.objects.filter(metric=metric, config_hash=config_hash)
-        .values_list("response_id", "reference_hash", "score"))}
-    return {r: row[1] for r, h in reference_hashes.items()
-            if (row := cached.get(r)) is not None and row[0] == h}
+    hash), in response id order. Read from the cursor a chunk at a time, only current rows
+    kept, into a ``ScoreTable`` (a dict when the ids are too sparse for one): a report holds
+    every metric's scores of every response while it computes."""
+    import numpy as np  # not at import: web workers read no scores
+
+    from .score_table import ScoreTable
+
+    ids, scores = array("q"), array("d")
+    for r, h, s in analytic.each_row(
+            MetricScore.objects.filter(metric=metric, config_hash=config_hash)
+            .order_by("response_id").values_list("response_id", "reference_hash", "score")):
+        if reference_hashes.get(r) == h:
+            ids.append(r)
+            scores.append(s)
+    ids, scores = np.frombuffer(ids, np.int64), np.frombuffer(scores, np.float64)
+    if ScoreTable.fits(ids):
+        return ScoreTable(ids, scores)
+    return dict(zip(ids.tolist(), scores.tolist(), strict=True))
 
 
 def score_judgments(split: str = "all", judges: list[str] | None = None,

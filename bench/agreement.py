@@ -2,7 +2,7 @@
 
     NLTK_DATA=var/nltk_data .venv/bin/python bench/agreement.py [--quick] [--skip-bert]
     NLTK_DATA=var/nltk_data .venv/bin/python bench/agreement.py --only-report [--postgres]
-        [--comparisons 160000] [--runs 5] [--reuse]
+        [--comparisons 160000] [--runs 5] [--cache-runs 5] [--reuse]
 
 1. Krippendorff's alpha, 100,000 units x 5 coders (``bench/agreement_stats.py``'s data), each
    level, point estimate: target <= 1 s.
@@ -13,9 +13,11 @@
    (80,000 human votes on 16,000 comparisons, 2 judges x 10,000 verdicts; ``--comparisons
    160000`` for 1M), lexical metrics cached beforehand. Targets: the report, metrics cached,
    <= 4 s at 100K judgments and <= 30 s at 1M (median of ``--runs``, best-worst beside it);
-   peak RSS <= 600 MB, printed for caching the metrics and for the report process (the build
-   and the caching each run in a forked process of their own, so each peak is its own).
-   The database is kept; ``--reuse`` times it again without rebuilding.
+   peak RSS <= 600 MB (a worker's share of a 2-core, 24 GB machine) for caching the metrics
+   from an empty cache (``--cache-runs``) and for the report, as "median (best-worst) over N
+   runs". Every run is a fresh Python process (``--measure``): a peak taken after other
+   work in the same process would be partly that work's. The database is kept; ``--reuse``
+   measures it again without rebuilding.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import multiprocessing
 import os
 import random
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -173,7 +176,7 @@ def _peak_rss_mb(who: int = resource.RUSAGE_SELF) -> float:
 
 def _in_child(fn) -> float:
     """Run ``fn`` in a forked process (database connections closed first, so none is shared)
-    and return that process's peak RSS in MB, so each phase's peak is measured on its own."""
+    and return that process's peak RSS in MB."""
     from django.db import connections
 
     connections.close_all()
@@ -202,12 +205,62 @@ def _database(engine: str, n_comparisons: int, reuse: bool) -> tuple[str, bool]:
     return fresh_database(name), True
 
 
-def bench_report(n_comparisons: int, runs: int, engine: str, reuse: bool,
+def measure(phase: str, database_url: str) -> None:
+    """One measured run, in the fresh process ``_measured`` started: cache the lexical
+    metrics (``metrics``) or build the full report (``report``), then print the seconds it
+    took and this process's peak RSS, and its largest child's (the report forks one)."""
+    _django(database_url, create=False)
+    from agreement.services.metric_scores import LEXICAL_METRICS, metric_scores_ensure
+    from agreement.services.reports import report_generate
+
+    t0 = time.perf_counter()
+    if phase == "metrics":
+        metric_scores_ensure(list(LEXICAL_METRICS))
+    else:
+        report_generate({"metrics": list(LEXICAL_METRICS), "seed": 0, "bootstrap_rounds": 1000})
+    seconds = time.perf_counter() - t0
+    print(f"MEASURED {seconds:.3f} {_peak_rss_mb():.1f} "
+          f"{_peak_rss_mb(resource.RUSAGE_CHILDREN):.1f}")
+
+
+def _measured(phase: str, database_url: str) -> tuple[float, float, float]:
+    """(seconds, peak RSS MB, its largest child's peak RSS MB) of ``phase`` run in a fresh
+    Python process: a peak measured after other work in the same process would be that
+    work's as much as this phase's."""
+    out = subprocess.run([sys.executable, __file__, "--measure", phase, "--database-url",
+                          database_url], capture_output=True, text=True, check=False)
+    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("MEASURED ")), None)
+    if out.returncode or line is None:
+        sys.exit(f"measuring {phase} failed (exit code {out.returncode}):\n{out.stderr}")
+    seconds, peak, child = map(float, line.split()[1:])
+    return seconds, peak, child
+
+
+def _spread(values: list[float], fmt: str, unit: str) -> str:
+    """"median unit (best-worst unit) over N runs"."""
+    return (f"{format(median(values), fmt)} {unit} ({format(min(values), fmt)}-"
+            f"{format(max(values), fmt)} {unit}) over {len(values)} runs")
+
+
+def _peak_line(what: str, peaks: list[float], goal: float = 600) -> str:
+    return (f"   peak RSS {what}: {_spread(peaks, '.0f', 'MB')}  "
+            f"{'ok' if median(peaks) <= goal else 'OVER'} (goal <= {goal:.0f} MB)")
+
+
+def _drop_lexical_scores() -> None:
+    """Empty the lexical metrics' cache, so a caching run scores every response again."""
+    from agreement.models import MetricScore
+    from agreement.services.metric_scores import LEXICAL_METRICS
+
+    MetricScore.objects.filter(metric__in=list(LEXICAL_METRICS)).delete()
+
+
+def bench_report(n_comparisons: int, runs: int, cache_runs: int, engine: str, reuse: bool,
                  out_dir: Path | None) -> None:
     url, create = _database(engine, n_comparisons, reuse)
     _django(url, create)
-    from agreement.services.metric_scores import LEXICAL_METRICS, metric_scores_ensure
-    from agreement.services.reports import report_generate, report_write_dir
+    from agreement.models import Report
+    from agreement.services.reports import report_write_dir
 
     print(f"4. Report on {engine} ({os.cpu_count()} CPUs, load average "
           f"{os.getloadavg()[0]:.1f})")
@@ -218,36 +271,35 @@ def bench_report(n_comparisons: int, runs: int, engine: str, reuse: bool,
             print(f"   built {sizes} in {time.perf_counter() - t0:.1f} s (bulk_create)",
                   flush=True)
 
-        def cache_metrics():
-            t0 = time.perf_counter()
-            metric_scores_ensure(list(LEXICAL_METRICS))
-            print(f"   metrics cached ({', '.join(LEXICAL_METRICS)}) in "
-                  f"{time.perf_counter() - t0:.1f} s (not part of the report time)", flush=True)
+        _in_child(build)
+        cache_runs = max(cache_runs, 1)  # the report needs the metrics cached
+    from django.db import connections
 
-        build_peak = _in_child(build)
-        cache_peak = _in_child(cache_metrics)
-        print(f"   peak RSS caching the lexical metrics: {cache_peak:.0f} MB  "
-              f"{'ok' if cache_peak <= 600 else 'OVER'} (target <= 600 MB)"
-              + (" (or the build's, which was larger)" if cache_peak <= build_peak else ""))
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        report = report_generate({"metrics": list(LEXICAL_METRICS), "seed": 0,
-                                  "bootstrap_rounds": 1000})
-        times.append(time.perf_counter() - t0)
+    caching = []
+    for i in range(cache_runs):
+        if i or reuse:
+            _drop_lexical_scores()
+        connections.close_all()
+        caching.append(_measured("metrics", url))
+    if caching:
+        print(f"   lexical metrics cached ({', '.join(LEXICAL)}, length, random) in "
+              f"{_spread([c[0] for c in caching], '.1f', 's')} (not part of the report time)")
+        print(_peak_line("caching the metrics (a fresh process per run)",
+                         [c[1] for c in caching]))
+    connections.close_all()
+    reports = [_measured("report", url) for _ in range(runs)]
+    times = [r[0] for r in reports]
+    report = Report.objects.filter(status=Report.Status.DONE).latest("finished_at")
     c = report.snapshot["counts"]
-    med = median(times)
     target = 4 if c["judgments_used"] <= 100_000 else 30
-    print(f"   full report, metrics cached: {med:.2f} s median ({min(times):.2f}-"
-          f"{max(times):.2f}, {runs} runs)  {'ok' if med <= target else 'SLOW'} "
+    print(f"   full report, metrics cached: {_spread(times, '.2f', 's')}  "
+          f"{'ok' if median(times) <= target else 'SLOW'} "
           f"(target <= {target} s at {c['judgments_used']:,} judgments); "
           f"{c['items']:,} items, {report.files.count()} files")
-    peak = _peak_rss_mb()
-    child = _peak_rss_mb(resource.RUSAGE_CHILDREN)
-    print(f"   peak RSS of the report process: {peak:.0f} MB  "
-          f"{'ok' if peak <= 600 else 'OVER'} (target <= 600 MB); of its largest forked "
-          f"child: {child:.0f} MB (shared pages counted in both; includes the build's and "
-          f"the caching's processes when they ran); load average {os.getloadavg()[0]:.1f}")
+    print(_peak_line("of the report (a fresh process per run)", [r[1] for r in reports]))
+    print(f"   (its forked statistics child: {_spread([r[2] for r in reports], '.0f', 'MB')}, "
+          f"pages shared with the report counted in both); load average "
+          f"{os.getloadavg()[0]:.1f}")
     if out_dir:
         report_write_dir(report, out_dir)
         print(f"   written to {out_dir}")
@@ -262,12 +314,21 @@ def main() -> None:
     ap.add_argument("--comparisons", type=int, default=None,
                     help="Report size: comparisons x (5 votes + 2 judges on 5/8) judgments "
                          "(16,000 -> 100,000 judgments; 160,000 -> 1M)")
-    ap.add_argument("--runs", type=int, default=5, help="Report builds timed (median)")
+    ap.add_argument("--runs", type=int, default=5,
+                    help="Report builds measured (median), each in a fresh process")
+    ap.add_argument("--cache-runs", type=int, default=None,
+                    help="Metric cachings measured (default: --runs), each in a fresh process "
+                         "from an empty cache")
+    ap.add_argument("--measure", choices=("metrics", "report"), help=argparse.SUPPRESS)
+    ap.add_argument("--database-url", help=argparse.SUPPRESS)
     ap.add_argument("--postgres", action="store_true",
                     help="Build the report on PostgreSQL (TEST_DATABASE_URL's server)")
     ap.add_argument("--reuse", action="store_true",
                     help="Time the database (and metric cache) a previous run of this size left")
     args = ap.parse_args()
+    if args.measure:
+        measure(args.measure, args.database_url)
+        return
     scale = 10 if args.quick else 1
     if not args.only_report:
         bench_alpha(100_000 // scale)
@@ -275,6 +336,7 @@ def main() -> None:
         if not args.skip_bert:
             bench_bert(500 // scale)
     bench_report(args.comparisons or 16_000 // scale, args.runs,
+                 args.runs if args.cache_runs is None else args.cache_runs,
                  "postgres" if args.postgres else "sqlite", args.reuse, args.out)
 
 

@@ -40,7 +40,6 @@ def cider_d(
     _common.check(candidates, references)
     if not candidates:
         return []
-    tests = [cider_tokenize(c) for c in candidates]
     tokenized: dict[str, str] = {}  # a reference shared by many items is tokenized (and kept) once
     refs = [[tokenized[r] if r in tokenized else tokenized.setdefault(r, cider_tokenize(r))
              for r in _common.ref_list(ref)] for ref in references]
@@ -49,9 +48,9 @@ def cider_d(
         from pycocoevalcap.cider.cider import Cider
 
         _, scores = Cider().compute_score(
-            dict(enumerate(refs)), {i: [t] for i, t in enumerate(tests)}
+            dict(enumerate(refs)), {i: [cider_tokenize(c)] for i, c in enumerate(candidates)}
         )
         return [float(x) for x in scores]
     from agreement.cider import cider_d_scores  # NumPy/SciPy: imported where it scores
 
-    return cider_d_scores(tests, refs, n=CIDER_N, sigma=CIDER_SIGMA)
+    return cider_d_scores(candidates, refs, n=CIDER_N, sigma=CIDER_SIGMA, tokenize=cider_tokenize)

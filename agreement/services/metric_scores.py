@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Sequence
 from functools import lru_cache
 
 from django.db import transaction
@@ -85,9 +86,30 @@ def _score(name: str, batch: list[MetricTarget], config: dict) -> list[float]:
         uuids = response_uuids(t.response_id for t in batch)
         return [metric.fn([""], seed=int(_sha(
             f"{config['seed']}:{uuids[t.response_id]}"), 16))[0] for t in batch]
-    texts = response_texts(t.response_id for t in batch)
-    return metric.fn([texts[t.response_id] for t in batch], [t.references for t in batch],
-                     **metric.call_options(config))
+    if metric.corpus:  # every response at once: their texts are read as the metric goes
+        candidates = _TextsOf([t.response_id for t in batch])
+    else:
+        texts = response_texts(t.response_id for t in batch)
+        candidates = [texts[t.response_id] for t in batch]
+    return metric.fn(candidates, [t.references for t in batch], **metric.call_options(config))
+
+
+class _TextsOf(Sequence):
+    """The texts of responses ``ids``, read from the database a slice at a time (CIDEr-D
+    reads its candidates a chunk at a time): a corpus metric scores every response in one
+    call, and all their texts at once were a large share of caching's peak at 1M."""
+
+    def __init__(self, ids: list[int]):
+        self.ids = ids
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, index):
+        ids = self.ids[index] if isinstance(index, slice) else [self.ids[index]]
+        texts = response_texts(ids)
+        out = [texts[r] for r in ids]
+        return out if isinstance(index, slice) else out[0]
 
 
 def _score_metric(name: str, targets: list[MetricTarget], options: dict,

@@ -56,6 +56,24 @@ def test_changed_reference_is_a_cache_miss(study):
     assert scores2["rouge_l"][m1.pk] == pytest.approx(1.0) != scores["rouge_l"][m1.pk]
 
 
+def test_a_reference_changed_back_reads_its_first_scores(study):
+    """Rows scored against an earlier reference stay in the cache: changed back to it, each
+    response's row for its current reference is read, whichever row the table returns last,
+    in response order."""
+    _, first = svc.metric_scores_ensure(["rouge_l"])
+    inst = Instance.objects.get(external_id="c1")
+    original = inst.reference_output
+    inst.reference_output = "one two three four five six"
+    inst.save()
+    svc.metric_scores_ensure(["rouge_l"])
+    inst.reference_output = original
+    inst.save()
+    summary, again = svc.metric_scores_ensure(["rouge_l"])
+    assert (summary["rouge_l"]["cached"], summary["rouge_l"]["computed"]) == (8, 0)
+    assert again["rouge_l"] == first["rouge_l"]
+    assert list(again["rouge_l"]) == sorted(again["rouge_l"])
+
+
 def test_cider_config_depends_on_the_scored_set(study):
     s1, _ = svc.metric_scores_ensure(["cider_d"])
     Instance.objects.filter(external_id="c2").update(reference_output="a new reference")
