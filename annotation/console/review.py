@@ -12,7 +12,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from annotation.core.clients.errors import MarketplaceError
 from annotation.engine.hit_types import get_hit_type
-from annotation.engine.selectors import active_seconds
 from annotation.engine.selectors_workers import worker_display
 from annotation.models import Assignment, Batch, Worker
 from annotation.providers.admin_review import ReviewForm, assignments_page, review_apply
@@ -43,7 +42,6 @@ def batch_review(request, study, batch_uuid):
     shown: dict[int, dict] = {}  # one task's content per page, however many answers it has
     for assignment in page:
         assignment.person = worker_display(assignment.worker)
-        assignment.active = active_seconds(assignment.telemetry)
         assignment.words = answer_words(hit, assignment.answer)
         assignment.flag_words = [(FLAGS.get(flag.get("code"), flag.get("code")),
                                   flag.get("detail", "")) for flag in assignment.flags or []

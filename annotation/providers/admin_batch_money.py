@@ -6,7 +6,7 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import path
 
-from annotation.engine.selectors import active_seconds, assignments_flagged, batch_problems
+from annotation.engine.selectors import assignments_flagged, batch_problems
 from annotation.engine.selectors_workers import worker_display
 from annotation.models import Assignment, Batch
 from annotation.providers.admin_review import ReviewForm, assignments_page, review_apply
@@ -59,7 +59,6 @@ class BatchMoneyViews:
         page = assignments_page(rows, request.GET.get("page"))
         for assignment in page:
             assignment.person = worker_display(assignment.worker)
-            assignment.active_seconds = active_seconds(assignment.telemetry)
         problems, problem_counts = batch_problems(batch)
         for problem in problems:
             problem.person = worker_display(problem.worker)

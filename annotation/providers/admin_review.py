@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.core.paginator import Page, Paginator
 
 from annotation.core.clients.errors import MarketplaceError
+from annotation.engine.selectors import active_seconds
 from annotation.engine.selectors_workers import worker_display
 from annotation.providers.costs import BudgetExceeded
 from annotation.providers.services import (
@@ -25,12 +26,14 @@ MATCHING_MAX = 1000  # assignments one "every matching assignment" decision may 
 
 
 def assignments_page(rows, number) -> Page:
-    """One page of assignments, each with ``answer_text``: the answer as JSON, as stored."""
+    """One page of assignments, each with ``answer_text`` (the answer as JSON, as stored) and
+    ``active_seconds`` (time on the page, from the telemetry): what every review list shows."""
     page = Paginator(rows, PAGE_SIZE).get_page(number)
     page.object_list = list(page.object_list)
     for assignment in page.object_list:
         assignment.answer_text = ("—" if assignment.answer is None else
                                   json.dumps(assignment.answer, ensure_ascii=False))
+        assignment.active_seconds = active_seconds(assignment.telemetry)
     return page
 
 

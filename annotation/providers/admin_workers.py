@@ -10,7 +10,6 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from annotation.core.clients.errors import MarketplaceError
-from annotation.engine.selectors import active_seconds
 from annotation.engine.selectors_workers import (
     worker_assignments,
     worker_batches_awaiting_review,
@@ -130,8 +129,6 @@ class WorkerAdmin(admin.ModelAdmin):
                 review_apply(request, form)
                 return redirect(request.get_full_path())
         page = assignments_page(assignments, request.GET.get("page"))
-        for assignment in page:
-            assignment.active_seconds = active_seconds(assignment.telemetry)
         state, retry = marketplace_block_state(worker)
         context = {
             **self.admin_site.each_context(request), "opts": self.model._meta,

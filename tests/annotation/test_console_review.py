@@ -15,10 +15,10 @@ from tests.factories import make_batch, make_workers
 pytestmark = pytest.mark.django_db(transaction=True)  # decisions run outside transactions
 
 
-def _answer(batch, worker, choice, seconds=20):
+def _answer(batch, worker, choice, seconds=20, telemetry=None):
     start = timezone.now() - timedelta(minutes=5)
     lease = task_claim_next(batch=batch, worker=worker, now=start)
-    assignment_submit(assignment=lease, data={"choice": choice},
+    assignment_submit(assignment=lease, data={"choice": choice}, telemetry=telemetry,
                       now=start + timedelta(seconds=seconds))
     return Assignment.objects.get(pk=lease.pk)
 
@@ -39,6 +39,16 @@ def test_each_answer_is_shown_beside_its_task_in_words(admin_client_):
     assert '{"choice"' not in html and "&quot;choice&quot;" not in html
     assert '<dd class="answer-value">B</dd>' in html and "20 s" in html
     assert "<b>mallory</b>" not in html  # worker text escaped
+
+
+def test_each_answer_shows_its_time_on_the_page_from_the_telemetry(admin_client_):
+    batch = make_batch(2, n=1)
+    timed, untimed = make_workers(2)
+    _answer(batch, timed, "A", seconds=40, telemetry={"active_ms": 12_600})
+    _answer(batch, untimed, "B", seconds=30)
+    html = _review(admin_client_, batch).content.decode()
+    assert "40 s (13 s on the page)" in html
+    assert "30 s ·" in html and html.count("s on the page") == 1  # no telemetry: no time
 
 
 def test_filters_narrow_by_worker_answer_time_and_gold(admin_client_):

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.core.clients.errors import MarketplaceError
-from annotation.models import Batch
+from annotation.management.batches import add_batch_argument, batch_option
 from annotation.providers.services import workers_notify
 
 
@@ -10,14 +10,12 @@ class Command(BaseCommand):
             "e.g. to announce a follow-up batch.")
 
     def add_arguments(self, parser):
-        parser.add_argument("batch", help="Batch UUID")
+        add_batch_argument(parser)
         parser.add_argument("--subject", required=True)
         parser.add_argument("--message", required=True)
 
     def handle(self, *args, **opts):
-        batch = Batch.objects.exclude(provider="local").filter(uuid=opts["batch"]).first()
-        if batch is None:
-            raise CommandError(f"No marketplace batch {opts['batch']}")
+        batch = batch_option(opts, marketplace_only=True)
         subject, message = opts["subject"].strip(), opts["message"].strip()
         if not subject or not message:
             raise CommandError("A subject and a message are required.")

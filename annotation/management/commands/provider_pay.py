@@ -6,7 +6,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.core.clients.errors import MarketplaceError
-from annotation.models import Batch
+from annotation.management.batches import add_batch_argument, batch_option
 from annotation.providers.costs import BudgetExceeded
 from annotation.providers.services import bonus_rows_parse, worker_bonus
 
@@ -16,13 +16,11 @@ class Command(BaseCommand):
             "first, and re-running pays nothing twice.")
 
     def add_arguments(self, parser):
-        parser.add_argument("batch", help="Batch UUID")
+        add_batch_argument(parser)
         parser.add_argument("csv", type=Path)
 
     def handle(self, *args, **opts):
-        batch = Batch.objects.filter(uuid=opts["batch"]).first()
-        if batch is None:
-            raise CommandError(f"No batch {opts['batch']}")
+        batch = batch_option(opts)
         if not opts["csv"].is_file():
             raise CommandError(f"No such file: {opts['csv']}")
         text = opts["csv"].read_text(encoding="utf-8-sig")

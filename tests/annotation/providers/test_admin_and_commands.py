@@ -184,3 +184,15 @@ def test_notify_command_messages_the_batch_workers(mturk, capsys):
                      "--message", "m")
     with pytest.raises(CommandError, match="subject and a message"):
         call_command("provider_notify", str(batch.uuid), "--subject", " ", "--message", "m")
+
+
+@pytest.mark.parametrize("command, extra", [("provider_launch", []),
+                                            ("provider_pay", ["bonuses.csv"]),
+                                            ("provider_notify", ["--subject", "s", "--message",
+                                                                 "m"])])
+def test_the_batch_commands_name_an_unknown_batch(command, extra):
+    unknown = "00000000-0000-4000-8000-000000000000"
+    kind = "marketplace batch" if command == "provider_notify" else "batch"
+    with pytest.raises(CommandError, match=f"^No {kind} {unknown}$"):
+        call_command(command, unknown, *extra)
+    assert not ProviderAction.objects.exists()
