@@ -4,10 +4,10 @@ While votes arrive every second, a board keyed on its newest judgment is stale a
 view; recomputing it in the request (seconds at a million judgments) made nearly every view
 the slow first one. ``judging.rating_cache`` instead serves an expensive entry that is only a
 little behind (``LEADERBOARD_STALE_SECONDS``, ``LEADERBOARD_STALE_SHARE``) and asks here for
-one refresh in the background: a thread of this process, one per entry across every process
-(a cache lock), whose connection is closed when it ends. The refresh reads what it computes
-with ``refreshing()`` set, so the entries it is built from are recomputed too, never served
-stale again.
+one refresh in the background: a thread of this process (``annotation.core.background``, which
+closes its connections), one per entry across every process (a cache lock). The refresh reads
+what it computes with ``refreshing()`` set, so the entries it is built from are recomputed too,
+never served stale again.
 
 ``watching()`` collects, for one view, how far behind the entries it was served are, so the
 page (and the downloads' headers) can say "as of N judgments / T s ago".
@@ -23,13 +23,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from django.core.cache import cache
-from django.db import connections
+
+from annotation.core import background
 
 log = logging.getLogger(__name__)
 
 _local = threading.local()
-_threads: set[threading.Thread] = set()
-_threads_lock = threading.Lock()
 
 
 @dataclass
@@ -103,20 +102,8 @@ def refresh_in_background(key: str, work: Callable[[], object], lock_seconds: in
     lock = f"{key}:refreshing"
     if not cache.add(lock, 1, lock_seconds):
         return False
-    thread = threading.Thread(target=_main, args=(lock, work), name="board refresh",
-                              daemon=True)
-    with _threads_lock:
-        _threads.add(thread)
-    thread.start()
+    background.run_in_thread(lambda: _run(lock, work), "board refresh")
     return True
-
-
-def _main(lock: str, work: Callable[[], object]) -> None:
-    try:
-        _run(lock, work)
-    finally:
-        with _threads_lock:
-            _threads.discard(threading.current_thread())
 
 
 def _run(lock: str, work: Callable[[], object]) -> None:
@@ -128,14 +115,9 @@ def _run(lock: str, work: Callable[[], object]) -> None:
     finally:
         _local.refreshing = False
         cache.delete(lock)
-        connections.close_all()
 
 
 def wait_for_refreshes(timeout: float | None = None) -> bool:
-    """Wait for this process's refreshes; True when none is left (tests, a command exiting)."""
-    with _threads_lock:
-        threads = list(_threads)
-    for thread in threads:
-        thread.join(timeout)
-    with _threads_lock:
-        return not _threads
+    """Wait for this process's background threads, refreshes among them; True when none is
+    left (tests, a command exiting)."""
+    return background.wait_for_jobs(timeout)

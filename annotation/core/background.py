@@ -68,6 +68,19 @@ def run_each_outside_request(task, arg_lists: Sequence[Sequence]) -> threading.T
     return _start(_run_each, (task, arg_lists), f"jobs {task.name} ×{len(arg_lists)}", None)
 
 
+def run_in_thread(work: Callable[[], object], name: str) -> threading.Thread:
+    """``work()`` in a thread of its own, counted by ``wait_for_jobs``: short work that is not
+    a Celery task (a board's refresh); the thread's connections are closed when it ends."""
+    return _start(_call_then_finish, (work,), name, None)
+
+
+def _call_then_finish(work: Callable[[], object]) -> None:
+    try:
+        work()
+    finally:
+        _finished()
+
+
 def wait_for_jobs(timeout: float | None = None) -> bool:
     """Wait for this process's background threads; True when none is left. A management
     command calls it before exiting (its threads would die with it), tests to see the result."""
