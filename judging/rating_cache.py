@@ -37,8 +37,9 @@ board of at least ``LEADERBOARD_STALE_MIN_JUDGMENTS`` that judgments were only a
 served as it is, when at most ``LEADERBOARD_STALE_SECONDS`` and ``LEADERBOARD_STALE_SHARE`` of
 its judgments behind, while ``judging.board_refresh`` recomputes it once in the background (once
 it is ``LEADERBOARD_REFRESH_SECONDS`` behind: refreshing at every vote would keep a core busy
-recomputing); the view says how far behind it was (``board_refresh.tells_freshness``). Anything else that changes
-what counts (a rejection, a deletion, a new reference, blocking) still recomputes in the request.
+recomputing); the view says how far behind it was (``board_refresh.tells_freshness``).
+Anything else that changes what counts (a rejection, a deletion, a new reference, blocking)
+still recomputes in the request.
 """
 import hashlib
 import time
