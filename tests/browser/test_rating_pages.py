@@ -12,20 +12,26 @@ from tests.judging import builders
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+LOCK_SECONDS = 3  # long enough that the page is still locked when first looked at under load
+
+
 def _open(page_for, user, batch):
+    """The task page, checked locked at once: the submit button starts disabled with an
+    explanation (checked here, right after loading, not after the test's typing, which under
+    load could outlast the lock)."""
     page = page_for(user)
     page.goto(reverse("annotation:batch_next", args=[batch.uuid]))
+    assert page.locator("#submit-btn").is_disabled()
+    assert "unlocks" in page.locator("#time-guard").inner_text()
     return page
 
 
 def _guarded(page):
-    """The submit button starts locked with an explanation, then unlocks."""
-    assert page.locator("#submit-btn").is_disabled()
-    assert "unlocks" in page.locator("#time-guard").inner_text()
-    page.locator("#submit-btn:enabled").wait_for(timeout=5000)
+    """The submit button unlocks once the minimum time has passed."""
+    page.locator("#submit-btn:enabled").wait_for(timeout=(LOCK_SECONDS + 5) * 1000)
 
 
-def _batch(hit_type, rows, min_seconds=1):
+def _batch(hit_type, rows, min_seconds=LOCK_SECONDS):
     batch = batch_create_from_rows(hit_type=hit_type, title=f"{hit_type} test", rows=rows,
                                    assignments_per_task=1, min_seconds=min_seconds)
     return batch_set_status(batch, Batch.Status.ACTIVE)
@@ -38,7 +44,7 @@ def test_forced_choice_page_records_the_winning_model(page_for, alice):
     comparison = Comparison.objects.create(instance=inst, response_a=rb, response_b=ra,
                                            swapped=True)
     batch = comparison_batch_create(comparisons=[comparison], title="ab",
-                                    judgments_per_comparison=1, min_seconds=1)
+                                    judgments_per_comparison=1, min_seconds=LOCK_SECONDS)
     batch_set_status(batch, Batch.Status.ACTIVE)
     page = _open(page_for, alice, batch)
     assert "<b>fridge</b>" in page.locator("#instruction").inner_text()  # escaped, shown as text
@@ -59,7 +65,7 @@ def test_multi_turn_page_keyboard_walks_the_turns(page_for, alice):
     comparison = Comparison.objects.create(instance=inst, response_a=anchor["Alpha"],
                                            response_b=anchor["Beta"])
     batch = comparison_batch_create(comparisons=[comparison], title="conv",
-                                    judgments_per_comparison=1, min_seconds=1)
+                                    judgments_per_comparison=1, min_seconds=LOCK_SECONDS)
     batch_set_status(batch, Batch.Status.ACTIVE)
     page = _open(page_for, alice, batch)
     assert page.locator("#turn2-question").inner_text() == "Why might the cup be empty?"
