@@ -82,6 +82,8 @@ class Entry(NamedTuple):
 
 
 _STALE_SERVED = object()  # ``_fresh``'s answer for an entry to serve while it is refreshed
+_APPENDED = object()  # ``_count_after``: judgments were added, some of the entry's study
+_GONE, _OURS = -1, -2  # ``_added_elsewhere``'s answers besides a count (cached as ints)
 
 
 def get_or_compute(part: str, compute: Callable[[], Any], *, source: str | None,
@@ -230,11 +232,12 @@ def _stamp(source: str | None, study_id: int | None = None) -> tuple:
 
 
 def _count_after(seen: tuple, stamp: tuple, source: str | None, study_id: int | None,
-                 count: int) -> int | None:
+                 count: int):
     """The entry's judgment count moved on to ``stamp`` when every judgment newer than the
-    one it ``seen`` is of another study; None when the entry is stale: a new judgment of its
-    study, the seen one gone or reused, a new reference, or more than ``NEWER_CHECKED`` new
-    judgments (a bulk arrival: recomputing costs less than sorting them out). Reads the new
+    one it ``seen`` is of another study; ``_APPENDED`` when judgments were only added (the
+    seen one still there, the same reference) but one of them is of its study, or more than
+    ``NEWER_CHECKED`` (a bulk arrival: recomputing costs less than sorting them out); None
+    when the seen one is gone or reused, or the reference changed. Reads the new
     rows by primary key, then their comparisons' and responses' studies by primary key; the
     answer is shared by the page's other parts for ``RECHECK_SECONDS``."""
     seen_id, new_id, reference = seen[0], stamp[0], stamp[2]
@@ -247,21 +250,24 @@ def _count_after(seen: tuple, stamp: tuple, source: str | None, study_id: int | 
     if added is None:
         added = _added_elsewhere(seen, new_id, source, study_id)
         cache.set(memo, added, RECHECK_SECONDS)
-    return None if added < 0 else count + added
+    if added == _GONE:
+        return None
+    return _APPENDED if added == _OURS else count + added
 
 
 def _added_elsewhere(seen: tuple, new_id: int, source: str | None, study_id: int | None) -> int:
-    """How many judgments after ``seen`` up to ``new_id`` there are, all of other studies; -1
-    when one is of ``study_id``, the seen one is gone or there are too many to look at."""
+    """How many judgments after ``seen`` up to ``new_id`` there are, all of other studies;
+    ``_GONE`` when the seen one is gone, ``_OURS`` when one is of ``study_id`` or there are
+    too many to look at."""
     seen_id, seen_uuid, _ = seen
     rows = list(_scope(source).filter(pk__gte=seen_id or 0, pk__lte=new_id).order_by("pk")
                 .values_list("pk", "uuid", "comparison_id", "response_id")[:NEWER_CHECKED + 2])
     if seen_id is not None:
         if not rows or rows[0][:2] != (seen_id, seen_uuid):
-            return -1
+            return _GONE
         rows = rows[1:]
     if len(rows) > NEWER_CHECKED:
-        return -1
+        return _OURS
     study = study_id if study_id is not None else selectors.study_id(None)
     comparisons = [r[2] for r in rows if r[2] is not None]
     responses = [r[3] for r in rows if r[3] is not None]
@@ -269,7 +275,7 @@ def _added_elsewhere(seen: tuple, new_id: int, source: str | None, study_id: int
                                                   instance__study_id=study).exists()) or (
             responses and Response.objects.filter(pk__in=responses,
                                                   instance__study_id=study).exists()):
-        return -1
+        return _OURS
     return len(rows)
 
 
@@ -314,10 +320,10 @@ def _fresh(key: str, entry, source: str | None, stamp: tuple, study_id: int | No
     left = ENTRY_SECONDS - (now - entry.stored_at)
     if entry.seen != stamp:
         count = _count_after(entry.seen, stamp, source, study_id, entry.count)
-        if count is None and left > 0 and (behind := _behind(entry, stamp, source)) is not None:
+        if count is _APPENDED and left > 0 and (behind := _behind(entry, source)) is not None:
             board_refresh.served(behind, now - entry.snapshot_at)
             return _STALE_SERVED
-        if count is None or left <= 0:
+        if count is None or count is _APPENDED or left <= 0:
             cache.delete(key)  # so that nobody waiting for the new value takes this one
             return None
         entry = entry._replace(count=count, seen=stamp)
@@ -331,24 +337,19 @@ def _fresh(key: str, entry, source: str | None, stamp: tuple, study_id: int | No
     return entry.value
 
 
-def _behind(entry: Entry, stamp: tuple, source: str | None) -> int | None:
-    """How many judgments are newer than a stale ``entry`` when it may still be served while
-    a background refresh computes the new one; None when it must be recomputed now. Only an
-    entry of at least ``LEADERBOARD_STALE_MIN_JUDGMENTS`` (a smaller board costs little to
-    recompute in the request, so it always shows the last vote) that judgments were only added
-    to (its newest still there, the same reference) and that is at most
-    ``LEADERBOARD_STALE_SECONDS`` and ``LEADERBOARD_STALE_SHARE`` of its judgments behind;
-    never inside a refresh."""
-    seen_id, seen_uuid, reference = entry.seen
+def _behind(entry: Entry, source: str | None) -> int | None:
+    """How many judgments are newer than an ``entry`` that judgments were only added to
+    (``_APPENDED``) when it may still be served while a background refresh computes the new
+    one; None when it must be recomputed now. Only an entry of at least
+    ``LEADERBOARD_STALE_MIN_JUDGMENTS`` (a smaller board costs little to recompute in the
+    request, so it always shows the last vote) that is at most ``LEADERBOARD_STALE_SECONDS``
+    and ``LEADERBOARD_STALE_SHARE`` of its judgments behind; never inside a refresh."""
     if (board_refresh.refreshing()
             or entry.count < settings.LEADERBOARD_STALE_MIN_JUDGMENTS
-            or time.time() - entry.snapshot_at > settings.LEADERBOARD_STALE_SECONDS
-            or reference != stamp[2] or stamp[0] is None or (seen_id or 0) >= stamp[0]):
-        return None
-    if seen_id is not None and not _scope(source).filter(pk=seen_id, uuid=seen_uuid).exists():
+            or time.time() - entry.snapshot_at > settings.LEADERBOARD_STALE_SECONDS):
         return None
     allowed = int(entry.count * settings.LEADERBOARD_STALE_SHARE)
-    behind = _scope(source).filter(pk__gt=seen_id or 0).order_by()[:allowed + 1].count()
+    behind = _scope(source).filter(pk__gt=entry.seen[0] or 0).order_by()[:allowed + 1].count()
     return behind if behind <= allowed else None
 
 
