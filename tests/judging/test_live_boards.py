@@ -25,12 +25,6 @@ def _empty_cache():
 
 
 @pytest.fixture
-def bt_calls():
-    with mock.patch.object(ratings, "leaderboard", wraps=ratings.leaderboard) as spy:
-        yield spy
-
-
-@pytest.fixture
 def expensive(settings):
     """Every board may be served behind (the test boards hold a few judgments)."""
     settings.LEADERBOARD_STALE_MIN_JUDGMENTS = 0

@@ -17,7 +17,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.engine.services.workers import worker_block
-from judging import rating_cache, ratings
+from judging import rating_cache
 from judging.leaderboards import leaderboard_build, score_leaderboard_build
 from judging.models import Comparison, Judgment
 from judging.services.judgments.imports import judgments_import
@@ -35,13 +35,6 @@ def _empty_cache():
     cache.clear()  # the local-memory cache outlives a test's database
     yield
     cache.clear()
-
-
-@pytest.fixture
-def bt_calls():
-    """Counts Bradley-Terry computations (each board's one call of ``ratings.leaderboard``)."""
-    with mock.patch.object(ratings, "leaderboard", wraps=ratings.leaderboard) as spy:
-        yield spy
 
 
 def _study(votes=("A", "A", "B", "tie", "A", "B"), *, source=Judgment.HUMAN, workers=None):
