@@ -8,11 +8,12 @@
 
 Targets (2-core machine): online Elo on 1M judgments <= 1 s; BT + 1,000 bootstrap rounds
 <= 3 s; at 10M (``--n 10000000``) both <= 3 s from raw rows (the tuples a cursor returns:
-names and outcomes, not yet encoded). From the database (``--from-db``, read included): BT +
-1,000 rounds from counts grouped by PostgreSQL <= 3 s; online Elo from its state (the counts
-check it, 1,000 verdicts appended before each run are read) <= 5 s; the first Elo with no state
-(every row read) and BT from every row are timed once beside them, and every value is checked
-equal to the every-row path. ``--reuse`` times the database a previous run of that size
+names and outcomes, not yet encoded). From the database (``--from-db``, read included), with a
+board's state (``judging.elo_state``: counts and online Elo folded forward, checked by the
+source's count and id sum) and 1,000 verdicts cast just before each run: BT + 1,000 rounds
+from the state's counts <= 3 s; online Elo from its state <= 5 s. The state built from nothing
+(a GROUP BY and every row in order) and BT from one GROUP BY are timed once beside them, and
+every value is checked equal to the every-row path. ``--reuse`` times the database a previous run of that size
 loaded (each run appends 1,000 verdicts per timed Elo and board run). Every timing is the
 median of --repeats runs (wall clock), with the best and the worst. Baselines: the
 FastChat-style pure-Python Elo loop over the raw rows, and a naive bootstrap that
@@ -211,7 +212,8 @@ def _load(n: int, m: int, seed: int, instances: int = 2_000, comparisons: int = 
 
 
 def _append(n: int) -> None:
-    """``n`` verdicts appended after the newest (copies of the first ``n``, one a second later)."""
+    """``n`` verdicts cast just now (copies of the first ``n``, a millisecond apart, the last
+    one now): what arrives while a board is live, after the state's settled time."""
     from django.db import connection
 
     with connection.cursor() as cursor:
@@ -219,9 +221,9 @@ def _append(n: int) -> None:
             "INSERT INTO judging_judgment (uuid, comparison_id, source, annotator, kind, choice, "
             "feedback, turn, meta, template_version, prompt_hash, import_file, rejected, "
             "created_at) SELECT gen_random_uuid(), comparison_id, source, annotator, kind, "
-            "choice, '', turn, '{}', '', '', '', false, (SELECT max(created_at) FROM "
-            "judging_judgment) + row_number() OVER (ORDER BY id) * interval '1 second' FROM "
-            "(SELECT * FROM judging_judgment ORDER BY id LIMIT %s) j", [n])
+            "choice, '', turn, '{}', '', '', '', false, now() - (%s - row_number() OVER "
+            "(ORDER BY id)) * interval '1 millisecond' FROM "
+            "(SELECT * FROM judging_judgment ORDER BY id LIMIT %s) j", [n, n])
 
 
 def _runs(fn, repeats, before=None):
@@ -256,9 +258,10 @@ def bench_from_database(n: int, m: int, rounds: int, repeats: int, reuse: bool,
 
     from annotation.core import analytic
     from judging import elo_state
-    from judging.leaderboards import leaderboard_build
+    from judging.leaderboards import leaderboard_build, pairwise_board_inputs
     from judging.selectors import (
         RATING_IDS,
+        counted_pairs,
         encoded_rows,
         pairwise_counts,
         pairwise_judgments_qs,
@@ -272,41 +275,50 @@ def bench_from_database(n: int, m: int, rounds: int, repeats: int, reuse: bool,
         return R.bootstrap_bradley_terry_from_counts(*pairwise_counts(), rounds=rounds,
                                                      seed=seed)
 
-    def elo_inputs():
-        return elo_state.board_inputs(pairwise_judgments_qs())
+    def bt_from_state():
+        return R.bootstrap_bradley_terry_from_counts(
+            *counted_pairs(pairwise_board_inputs().counts), rounds=rounds, seed=seed)
+
+    def append():
+        _append(appended)
+        time.sleep(elo_state.SETTLE_SECONDS)  # the previous run's new verdicts are settled
 
     print(f"From the database (PostgreSQL, {n:,} human verdicts, {m} models); load avg "
           f"{os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} CPUs; seconds wall clock, read "
           f"included: median (best-worst, n runs)")
-    wall, bt = _runs(bt_from_counts, repeats)
-    _line(f"BT + {rounds} rounds from counts (GROUP BY)", wall, 3.0)
-    wall, cold = _runs(elo_inputs, 1, before=cache.clear)
+    wall, cold = _runs(pairwise_board_inputs, 1, before=cache.clear)
     assert not cold.continued
-    _line("online Elo, no state: counts + every row in order", wall)
-    wall, warm = _runs(elo_inputs, repeats, before=lambda: _append(appended))
+    _line("counts + online Elo, no state: GROUP BY + every row", wall)
+    wall, bt = _runs(bt_from_state, repeats, before=append)
+    _line(f"BT + {rounds} rounds from the counts state, {appended:,} new", wall, 3.0)
+    wall, warm = _runs(pairwise_board_inputs, repeats, before=append)
     assert warm.continued
-    _line(f"online Elo from state: counts + check + {appended:,} new rows", wall, 5.0)
+    _line(f"online Elo from its state: check + {appended:,} new rows", wall, 5.0)
     wall, board = _runs(lambda: leaderboard_build(bootstrap_rounds=rounds, seed=seed), repeats,
-                        before=lambda: _append(appended))
+                        before=append)
     _line(f"whole board (leaderboard_build), {appended:,} new rows each", wall)
+    wall, _ = _runs(bt_from_counts, 1)
+    _line(f"BT + {rounds} rounds from one GROUP BY of every verdict", wall)
     print(f"  load avg after: {os.getloadavg()[0]:.1f}")
 
     every_row = read_rows()
     elo = R.online_elo(analytic.rows(pairwise_judgments_qs().order_by("created_at", "pk")
                                      .values_list(*RATING_IDS)))
-    assert elo_inputs().elo == elo, "Elo from state differs from Elo over every row"
+    assert pairwise_board_inputs().elo == elo, "Elo from state differs from every row's"
     print("  values: Elo from the state equals online Elo over every row in order, bit for bit")
     wall, from_rows = _runs(lambda: R.bootstrap_bradley_terry(read_rows(), rounds=rounds,
                                                               seed=seed), 1)
     _line(f"BT + {rounds} rounds, every row read (baseline)", wall)
-    bt = bt_from_counts()
-    assert bt[0] == from_rows[0] and all(np.array_equal(x, y) for x, y in zip(
-        bt[1:], from_rows[1:], strict=True)), "BT differs between the reads"
+    bt = bt_from_state()
+    for other in (from_rows, bt_from_counts()):
+        assert bt[0] == other[0] and all(np.array_equal(x, y) for x, y in zip(
+            bt[1:], other[1:], strict=True)), "BT differs between the reads"
     rows = {r.model: r for r in R.leaderboard(every_row, bootstrap_rounds=rounds, seed=seed)}
     board = leaderboard_build(bootstrap_rounds=rounds, seed=seed)
     assert all(rows[r["model"]].bt_rating == r["rating"] and rows[r["model"]].elo == r["elo"]
                and rows[r["model"]].ci_low == r["ci_low"] for r in board.rows), "board differs"
-    print("  values: BT from counts equals BT from every row, and the board equals "
+    print("  values: BT from the counts state equals BT from a GROUP BY and from every row, "
+          "and the board equals "
           "ratings.leaderboard over every row, bit for bit")
 
 

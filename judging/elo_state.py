@@ -1,106 +1,189 @@
-"""What a pairwise board (every vote a match) reads: the verdicts counted by the database, and
-online Elo carried forward from the last build instead of re-read from the first verdict.
+"""What a pairwise board (every vote a match) reads: its verdicts counted per (model pair,
+outcome), and online Elo over them in (created_at, pk) order, kept as state and folded forward
+as votes arrive instead of re-read from the first verdict.
 
-Bradley-Terry, its bootstrap, matches and win rates need only counts per (model pair, outcome):
-a GROUP BY, a few thousand rows (``ratings.pair_counts``). Online Elo needs every verdict in
-(created_at, pk) order, and reading 10M rows out of PostgreSQL took 22–27 s. So Elo is kept as
-state (in Django's cache, per board query): the ratings by model id after the last verdict
-folded, that verdict's (created_at, pk), and per (pair, outcome) cell the count, the sum of the
-pks and the sum of the timestamps of the verdicts up to it. The next build's GROUP BY computes
-the same sums for the verdicts up to that point: equal, only an append happened and the state
-continues over the newer verdicts (``ratings.continue_online_elo``, the same floats as a full
-recomputation); anything else (a rejection, deletion, edit, a blocked worker, a withdrawn
-model, a vote back-dated before the state) changes a cell and Elo is recomputed from every row.
+Bradley-Terry, its bootstrap, matches and win rates need only the counts; online Elo needs
+every verdict in order, and reading 10M rows out of PostgreSQL took 22–27 s (a GROUP BY over
+them, joined to their comparisons, still 3–4 s). So a board keeps a **state** in Django's cache,
+per board query and ``board_versions`` (the source's token, the blocked workers, the trial
+batches): the verdicts up to a time ``upto`` folded into, per (pair, outcome) cell, the count,
+the sum of the pks and the sum of the timestamps; online Elo after them; and the count and pk sum
+of *every* judgment of the source up to ``upto`` (``scope``: one read of the
+``(source, created_at, id)`` index, no join).
 
-A build reads up to the newest verdict it first sees, so counts and Elo hold the same verdicts
-even while votes arrive. On SQLite there is no state: counts, then every row (dev and tests).
+A build, in one REPEATABLE READ snapshot:
+
+- checks the state: the source's count and pk sum up to ``upto`` unchanged means no judgment up
+  to it was added (a late commit, an import back-dated), deleted or re-dated; a rejection, an
+  edit in the admin, a withdrawn model rotates the token (another state); blocking a worker or
+  marking a trial batch changes the versions (another state);
+- reads the verdicts after ``upto`` (a few seconds' worth: an index range), adds them to the
+  counts and continues Elo over them (``ratings.continue_online_elo``: the same floats as a full
+  recomputation);
+- moves ``upto`` on to ``SETTLE_SECONDS`` ago, folding the verdicts before it into the state. A
+  vote still being written when the state moved past its time would otherwise be missed for
+  good; one that takes longer changes the count and is caught by the check.
+
+When the check fails, the state is older than ``VERIFY_SECONDS`` (a change nothing above sees,
+such as a gold answer set on a compared pair, shows within that time, as in the rating cache)
+or the source's votes can be superseded (an automatic judge's later generation replaces its
+earlier verdict, ``selectors.current_verdicts``), the state is **rebuilt**: one GROUP BY over
+every verdict up to ``upto`` computes the cells; when they equal the old state's cells up to its
+``upto`` Elo continues from it, else Elo is recomputed from every row.
+
+On SQLite there is no state: counts, then every row (dev and tests).
 """
+import contextlib
 import hashlib
+import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from django.core.cache import cache
-from django.db import connections
+from django.db import connections, transaction
 from django.db.models import BigIntegerField, Count, Q, Sum
 from django.db.models.expressions import RawSQL
 
 from annotation.core import analytic
 
 from . import ratings
+from .models import Judgment
 from .selectors import RATING_IDS
 
 STATE_SECONDS = 7 * 24 * 3600  # an unused board's state expires; rebuilt from the rows then
+VERIFY_SECONDS = 3600  # a state is rebuilt from every verdict at least this often
+SETTLE_SECONDS = 5.0  # votes newer than this are read on every build, not folded yet
 ORDER = ("created_at", "pk")
 # The timestamp as an integer (microseconds), so its sums are exact and the same whatever order
 # the database adds them in (float8 ``date_part`` then a cast: about a third cheaper per verdict than
 # the numeric ``extract``).
 _MICROS = RawSQL("""(date_part('epoch', "judging_judgment"."created_at") * 1000000)::bigint""",
                  (), output_field=BigIntegerField())
+_NO_CELL = (0, 0, 0)
 
 
 @dataclass(frozen=True)
 class EloState:
-    last: tuple  # (created_at, pk) of the last verdict folded
+    upto: datetime  # the verdicts with created_at <= upto are folded in
     cells: dict  # (model_a id, model_b id, choice) -> (count, sum of pks, sum of timestamps)
-    elo: dict  # model id -> online Elo after ``last``
+    elo: dict  # model id -> online Elo after them
+    scope: tuple  # (count, sum of pks) of every judgment of the source up to ``upto``
+    rebuilt_at: float  # time.time() of the last rebuild from every verdict
 
 
 @dataclass(frozen=True)
 class BoardInputs:
     counts: list[tuple]  # (model_a id, model_b id, choice, verdicts)
     elo: dict  # model id -> online Elo over the same verdicts, in order
-    continued: bool  # Elo continued from the state (else recomputed from every row)
+    continued: bool  # Elo continued from a state (else recomputed from every row)
 
 
-def board_inputs(qs) -> BoardInputs | None:
-    """Counts and online Elo of the verdicts of ``qs`` (``pairwise_judgments_qs``), or None
-    when there is none."""
+def board_inputs(qs, *, source: str, versions: tuple = (),
+                 foldable: bool = False) -> BoardInputs | None:
+    """Counts and online Elo of the verdicts of ``qs`` (``pairwise_judgments_qs`` of
+    ``source``), or None when there is none. ``versions`` (``board_versions.versions``) name
+    what else the verdicts counted depend on; ``foldable``: new verdicts never change which
+    older ones count (human votes), so the state may be folded forward instead of rebuilt."""
     qs = qs.order_by()
+    if connections[qs.db].vendor != "postgresql":
+        return _without_state(qs)
+    key = _key(qs, versions)
+    scope = Judgment.with_rejected.filter(source=source)
+    with _snapshot(qs.db):
+        old = cache.get(key)
+        settled = datetime.fromtimestamp(time.time() - SETTLE_SECONDS, UTC)
+        state, continued = old, True
+        if not (foldable and _holds(old, scope)):
+            state, continued = _rebuilt(qs, scope, old, settled)
+        tail = _tail(qs, state.upto)
+        done = sum(1 for row in tail if row[0] <= settled)
+        if done:
+            state = _folded(state, tail[:done], scope, settled)
+        rest = [row[3:] for row in tail[done:]]
+    cache.set(key, state, STATE_SECONDS)
+    counts = {cell: n for cell, (n, _, _) in state.cells.items()}
+    for cell in rest:
+        counts[cell] = counts.get(cell, 0) + 1
+    if not counts:
+        return None
+    return BoardInputs([(*cell, n) for cell, n in counts.items()],
+                       ratings.continue_online_elo(state.elo, rest), continued)
+
+
+def _without_state(qs) -> BoardInputs | None:
     newest = qs.order_by("-created_at", "-pk").values_list(*ORDER).first()
     if newest is None:
         return None
-    if connections[qs.db].vendor != "postgresql":
-        counts = analytic.rows(qs.filter(_upto(newest)).values_list(*RATING_IDS)
-                               .annotate(n=Count("pk")))
-        return BoardInputs(counts, _elo_from_rows(qs.filter(_upto(newest))), False)
-    key = _key(qs)
-    state = cache.get(key)
-    cells = _cells(qs, newest, state.last if state else None)
-    counts = [(*cell, n) for cell, n, _old, _new in cells]
-    if state is not None and {cell: old for cell, _, old, _ in cells if old[0]} == state.cells:
-        newer = qs.filter(_upto(newest) & ~_upto(state.last))
-        elo = ratings.continue_online_elo(state.elo, _ordered(newer))
+    upto = Q(created_at__lt=newest[0]) | Q(created_at=newest[0], pk__lte=newest[1])
+    counts = analytic.rows(qs.filter(upto).values_list(*RATING_IDS).annotate(n=Count("pk")))
+    return BoardInputs(counts, _elo_from_rows(qs.filter(upto)), False)
+
+
+def _holds(state: EloState | None, scope) -> bool:
+    """The state may be folded forward: recently rebuilt, and no judgment of the source up to
+    its time was added, deleted or moved since."""
+    return (state is not None and time.time() - state.rebuilt_at < VERIFY_SECONDS
+            and _scope_sums(scope.filter(created_at__lte=state.upto)) == state.scope)
+
+
+def _rebuilt(qs, scope, old: EloState | None, upto: datetime) -> tuple[EloState, bool]:
+    """The state at ``upto`` from every verdict (one GROUP BY), Elo continued from ``old``
+    when its cells still hold; (state, Elo continued)."""
+    since = old.upto if old is not None and old.upto <= upto else None
+    cells = _cells(qs, upto, since)
+    if since is not None and {cell: before for cell, before, _ in cells if before[0]} == old.cells:
+        elo = ratings.continue_online_elo(
+            old.elo, _ordered(qs.filter(created_at__gt=since, created_at__lte=upto)))
         continued = True
     else:
-        elo, continued = _elo_from_rows(qs.filter(_upto(newest))), False
-    now = {cell: tuple(x + y for x, y in zip(old, new, strict=True))
-           for cell, _, old, new in cells if old[0] + new[0]}
-    cache.set(key, EloState(newest, now, elo), STATE_SECONDS)
-    return BoardInputs([c for c in counts if c[3]], elo, continued)
+        elo, continued = _elo_from_rows(qs.filter(created_at__lte=upto)), False
+    total = {cell: _plus(before, after) for cell, before, after in cells}
+    return EloState(upto, {cell: sums for cell, sums in total.items() if sums[0]}, elo,
+                    _scope_sums(scope.filter(created_at__lte=upto)), time.time()), continued
 
 
-def _cells(qs, newest: tuple, last: tuple | None) -> list[tuple]:
-    """Per (pair, outcome) cell: ((model_a id, model_b id, choice), verdicts up to ``newest``,
-    (count, pk sum, timestamp sum) of those up to ``last``, the same of those after it). One
-    GROUP BY, in which each verdict's timestamp is summed once (with the old or the new)."""
-    new = _upto(newest) & ~_upto(last) if last else _upto(newest)
-    sums = {"n": Count("pk", filter=_upto(newest)), **_sums("new", new)}
-    if last:
-        sums |= _sums("old", _upto(last))
-    rows = analytic.rows(qs.values_list(*RATING_IDS).annotate(**sums))
-    return [(tuple(r[:3]), r[3], tuple(int(x or 0) for x in r[7:10]) if last else (0, 0, 0),
-             tuple(int(x or 0) for x in r[4:7])) for r in rows]
+def _folded(state: EloState, rows: list[tuple], scope, upto: datetime) -> EloState:
+    """``state`` moved on to ``upto`` over ``rows`` (its verdicts after ``state.upto`` up to
+    ``upto``, in order)."""
+    cells = dict(state.cells)
+    for _created_at, pk, micros, *cell in rows:
+        cells[tuple(cell)] = _plus(cells.get(tuple(cell), _NO_CELL), (1, pk, micros))
+    added = _scope_sums(scope.filter(created_at__gt=state.upto, created_at__lte=upto))
+    return EloState(upto, cells, ratings.continue_online_elo(state.elo, [r[3:] for r in rows]),
+                    _plus(state.scope, added), state.rebuilt_at)
 
 
-def _sums(prefix: str, within: Q) -> dict:
+def _cells(qs, upto: datetime, since: datetime | None) -> list[tuple]:
+    """Per (pair, outcome) cell of the verdicts up to ``upto``: (cell, (count, pk sum,
+    timestamp sum) of those up to ``since``, the same of those after it). One GROUP BY."""
+    sums = _sums("after", Q(created_at__gt=since) if since else None)
+    if since:
+        sums |= _sums("before", Q(created_at__lte=since))
+    rows = analytic.rows(qs.filter(created_at__lte=upto).values_list(*RATING_IDS)
+                         .annotate(**sums))
+    return [(tuple(r[:3]), tuple(int(x or 0) for x in r[6:9]) if since else _NO_CELL,
+             tuple(int(x or 0) for x in r[3:6])) for r in rows]
+
+
+def _sums(prefix: str, within: Q | None) -> dict:
     return {f"{prefix}_count": Count("pk", filter=within),
             f"{prefix}_pks": Sum("pk", filter=within),
             f"{prefix}_micros": Sum(_MICROS, filter=within)}
 
 
-def _upto(last: tuple) -> Q:
-    """Verdicts at or before ``last`` in (created_at, pk) order."""
-    created_at, pk = last
-    return Q(created_at__lt=created_at) | Q(created_at=created_at, pk__lte=pk)
+def _scope_sums(qs) -> tuple[int, int]:
+    sums = qs.order_by().aggregate(n=Count("pk"), pks=Sum("pk"))
+    return sums["n"], int(sums["pks"] or 0)
+
+
+def _tail(qs, after: datetime) -> list[tuple]:
+    """The verdicts after ``after`` in order: (created_at, pk, timestamp, *cell)."""
+    return analytic.rows(qs.filter(created_at__gt=after).annotate(micros=_MICROS)
+                         .order_by(*ORDER).values_list(*ORDER, "micros", *RATING_IDS))
+
+
+def _plus(x: tuple, y: tuple) -> tuple:
+    return tuple(a + b for a, b in zip(x, y, strict=True))
 
 
 def _ordered(qs) -> list[tuple]:
@@ -111,7 +194,21 @@ def _elo_from_rows(qs) -> dict:
     return ratings.continue_online_elo({}, _ordered(qs))
 
 
-def _key(qs) -> str:
-    """One state per board query (source, split, study, filters): its SQL and parameters."""
+@contextlib.contextmanager
+def _snapshot(alias: str):
+    """Every read of a build sees the same committed rows (a vote committed between the check
+    and the reads would otherwise be counted in one and not the other). Inside a caller's
+    transaction (tests, a command's atomic block), that transaction's snapshot rules."""
+    connection = connections[alias]
+    if connection.in_atomic_block:
+        yield
+        return
+    with transaction.atomic(using=alias), connection.cursor() as cursor:
+        cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        yield
+
+
+def _key(qs, versions: tuple) -> str:
+    """One state per board query (source, split, study, filters) and versions."""
     sql, params = qs.values_list(*RATING_IDS).query.sql_with_params()
-    return "elo-state:v1:" + hashlib.sha256(repr((sql, params)).encode()).hexdigest()
+    return "elo-state:v2:" + hashlib.sha256(repr((sql, params, versions)).encode()).hexdigest()

@@ -23,7 +23,7 @@ from django.db.models import Count
 
 from annotation.core import analytic, csv_safety
 
-from . import elo_state, ratings, scores, thin_data, vote_aggregation
+from . import board_versions, elo_state, ratings, scores, thin_data, vote_aggregation
 from .judges.models import Judge
 from .selectors import (
     HUMAN,
@@ -73,6 +73,20 @@ class Leaderboard:
         return [r for r in self.rows if r["provisional"]]
 
 
+def pairwise_board_inputs(judge: str = HUMAN, split: str = "all", *,
+                          exclude_blocked: bool = False, include_trial: bool = False,
+                          both_bad: str = "tie", study=None) -> elo_state.BoardInputs | None:
+    """Counts and online Elo of a board counting every vote as a match (``elo_state``): human
+    votes are folded forward as they arrive; a judge's later generation can supersede its
+    earlier verdicts, so its boards are rebuilt from the counts each time."""
+    return elo_state.board_inputs(
+        pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked,
+                              include_trial=include_trial, both_bad=both_bad, study=study),
+        source=judge, foldable=judge == HUMAN,
+        versions=board_versions.versions(judge, exclude_blocked=exclude_blocked,
+                                         include_trial=include_trial))
+
+
 def leaderboard_build(judge: str = HUMAN, split: str = "all", *, exclude_blocked: bool = False,
                       include_trial: bool = False, bootstrap_rounds: int = 1000, seed: int = 0,
                       min_matches: int | None = None,
@@ -89,7 +103,7 @@ def leaderboard_build(judge: str = HUMAN, split: str = "all", *, exclude_blocked
     counting = {"judge": judge, "split": split, "exclude_blocked": exclude_blocked,
                 "include_trial": include_trial, "both_bad": both_bad, "study": study}
     if vote_aggregation.check_aggregation(aggregation) == vote_aggregation.MAJORITY:
-        inputs = elo_state.board_inputs(pairwise_judgments_qs(**counting))
+        inputs = pairwise_board_inputs(**counting)
         if inputs is None:
             return board
         models, wins, ties = counted_pairs(inputs.counts)

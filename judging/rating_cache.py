@@ -43,7 +43,6 @@ still recomputes in the request.
 """
 import hashlib
 import time
-import uuid
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -51,9 +50,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db.models import Count, Max, Subquery, Value
 
-from annotation.models import Batch, Worker
-
-from . import board_refresh, leaderboards, selectors, vote_aggregation
+from . import board_refresh, board_versions, leaderboards, selectors, vote_aggregation
 from .models import Comparison, EvalModel, Judgment, Response
 from .selectors import HUMAN
 from .vote_aggregation import MAJORITY
@@ -64,8 +61,8 @@ RECHECK_SECONDS = 30  # how often a cached view re-counts its judgments (catches
 LOCK_SECONDS = 120  # the longest a view waits for another view computing the same result
 POLL_SECONDS = 0.05
 NEWER_CHECKED = 1000  # past this many new judgments elsewhere, an entry recomputes instead
-ALL_SOURCES = None  # the scope of parts read over every source (the list of sources)
-_PREFIX = "ratings:v5"  # a new version when the entries change shape
+ALL_SOURCES = board_versions.ALL_SOURCES
+_PREFIX = board_versions.PREFIX  # a new version when the entries change shape
 
 
 class Entry(NamedTuple):
@@ -112,8 +109,7 @@ def get_or_compute(part: str, compute: Callable[[], Any], *, source: str | None,
 def source_changed(source: str) -> None:
     """Forget the cached results of ``source`` (and the list of sources): for writes the stamp
     cannot see, such as a judgment edited in place."""
-    for scope in (source, ALL_SOURCES):
-        cache.set(_token_key(scope), uuid.uuid4().hex, None)
+    board_versions.source_changed(source)
 
 
 # ---------------------------------------------------------------- the parts
@@ -194,17 +190,14 @@ def _key(part: str, source: str | None, params: dict, exclude_blocked: bool,
     """The cache key: the part, its parameters and study, hashed (a source name may hold any
     character; some caches refuse spaces and control characters in keys). The stamp is not in
     it: the entry keeps it (``_fresh``), so another study's votes leave the key alone."""
-    token = cache.get(_token_key(source)) or ""
-    blocked = _blocked_workers() if exclude_blocked else ()
-    trial = () if include_trial else _trial_batches()
+    token, blocked, trial = board_versions.versions(source, exclude_blocked=exclude_blocked,
+                                                    include_trial=include_trial)
     raw = repr((part, source, study_id, sorted(params.items()), exclude_blocked, token,
                 blocked, include_trial, trial, settings.LEADERBOARD_MIN_MATCHES))
     return f"{_PREFIX}:{part}:{hashlib.sha256(raw.encode()).hexdigest()}"
 
 
-def _token_key(source: str | None) -> str:
-    scope = "*" if source is ALL_SOURCES else hashlib.sha256(source.encode()).hexdigest()
-    return f"{_PREFIX}:token:{scope}"
+_token_key = board_versions.token_key
 
 
 def _scope(source: str | None):
@@ -293,14 +286,6 @@ def _recent_count(source: str | None) -> int:
         count = _count(source)
         cache.set(key, count, RECHECK_SECONDS)
     return count
-
-
-def _blocked_workers() -> tuple[int, ...]:
-    return tuple(Worker.objects.filter(blocked=True).order_by("pk").values_list("pk", flat=True))
-
-
-def _trial_batches() -> tuple[int, ...]:
-    return tuple(Batch.objects.filter(trial=True).order_by("pk").values_list("pk", flat=True))
 
 
 # ---------------------------------------------------------------- entries and the lock

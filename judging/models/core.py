@@ -189,7 +189,10 @@ class Judgment(models.Model):
     class Meta:
         default_manager_name = "objects"
         base_manager_name = "with_rejected"
-        indexes = [models.Index(fields=["source", "created_at"]),
+        indexes = [# A source's votes in time order with their ids: what ``judging.elo_state``
+                   # folds forward (the newer votes) and checks (the older ones' count and id
+                   # sum) reads from the index alone.
+                   models.Index(fields=["source", "created_at", "id"], name="judgment_source_time"),
                    # the rating cache's key: a source's newest judgment (judging/rating_cache.py)
                    models.Index(fields=["source", "id"], name="judgment_source_latest"),
                    # A verdict's generations on one item (``selectors.current_verdicts``): the

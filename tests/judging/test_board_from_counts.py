@@ -11,12 +11,15 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.contrib.auth import get_user_model
 from django.db import connection
+from django.test import TestCase
 
-from judging import elo_state, ratings
-from judging.leaderboards import leaderboard_build
+from annotation.providers.services.review import assignment_reject
+from judging import board_versions, elo_state, rating_cache, ratings
+from judging.leaderboards import leaderboard_build, pairwise_board_inputs
 from judging.models import Comparison, Judgment
 from judging.selectors import pairwise_judgments_encoded, pairwise_judgments_qs
 from judging.submissions.models import Submission
+from judging.submissions.services import submission_withdraw
 from tests.factories import make_workers
 from tests.judging import builders
 from tests.studies import builders as study_builders
@@ -119,7 +122,12 @@ def test_every_counting_rates_other_votes(data):
 
 
 def _inputs(**counting):
-    return elo_state.board_inputs(pairwise_judgments_qs(**counting))
+    return pairwise_board_inputs(**counting)
+
+
+def _just_now(seconds: float = 0) -> float:
+    """``_vote``'s offset of a vote cast now (plus ``seconds``): after the state's time."""
+    return (datetime.now(UTC) - T0).total_seconds() + seconds
 
 
 def _continues() -> bool:
@@ -130,9 +138,10 @@ def test_appended_votes_continue_the_elo_state(data):
     first = _inputs()
     assert not first.continued
     comparisons = data["comparisons"]
+    start = _just_now()
     for k in range(5):
-        _vote(comparisons[k % 4], "AB"[k % 2], 1000 + k)
-    _vote(comparisons[1], "tie", 1004)  # same timestamp as the last: pk orders them
+        _vote(comparisons[k % 4], "AB"[k % 2], start + k)
+    _vote(comparisons[1], "tie", start + 4)  # same timestamp as the last: pk orders them
     second = _inputs()
     assert second.continued is _continues()
     assert second.elo != first.elo
@@ -146,8 +155,14 @@ def test_appended_votes_continue_the_elo_state(data):
 
 
 def _reject(data):
-    Judgment.with_rejected.filter(pk=Judgment.objects.order_by("created_at").first().pk).update(
-        rejected=True)
+    """Reject, through the review service, an assignment whose votes the state has folded."""
+    batch = builders.crowd_batch([(data["comparisons"][1], "AB")], make_workers(2))
+    Judgment.objects.filter(assignment__batch=batch).update(created_at=T0)  # folded at once
+    rating_cache.source_changed("human")  # (the back-dating itself is not what is tested)
+    _inputs()
+    assignment = batch.tasks.get().assignments.order_by("pk").first()
+    with TestCase.captureOnCommitCallbacks(execute=True):  # the cache hears at the commit
+        assert assignment_reject(assignment, reason="Clicked without looking")
 
 
 def _delete(data):
@@ -166,15 +181,19 @@ def _back_date(data):
 
 def _swap(data):
     """Two votes of one cell trade places with votes of another: counts stay, order changes."""
-    a = Judgment.objects.filter(source="human", turn="", choice="A").order_by("pk").first()
-    b = Judgment.objects.filter(source="human", turn="", choice="B").order_by("-pk").first()
+    votes = Judgment.objects.filter(source="human", turn="", assignment__isnull=True,
+                                    comparison__in=data["comparisons"])
+    a = votes.filter(choice="A").order_by("pk").first()
+    b = votes.filter(choice="B").order_by("-pk").first()
     Judgment.objects.filter(pk=a.pk).update(created_at=b.created_at)
     Judgment.objects.filter(pk=b.pk).update(created_at=a.created_at)
 
 
 def _withdraw(data):
-    Submission.objects.create(model=data["models"]["qwen"], status="withdrawn", name="qwen",
-                              version=1, submitter=get_user_model().objects.create_user("s2"))
+    submission = Submission.objects.create(
+        model=data["models"]["qwen"], status="approved", name="qwen", version=1,
+        submitter=get_user_model().objects.create_user("s2"))
+    submission_withdraw(submission, reason="Broken outputs")
 
 
 def _unblock(data):
@@ -182,12 +201,70 @@ def _unblock(data):
     data["blocked"].save()
 
 
-@pytest.mark.parametrize("change", [_reject, _delete, _edit, _back_date, _swap, _withdraw,
-                                    _unblock])
+@pytest.mark.parametrize("change", [_reject, _delete, _back_date, _withdraw, _unblock])
 def test_any_change_but_an_append_recomputes_elo_from_every_row(data, change):
+    """Each write path that changes which votes count: the state no longer holds (the source's
+    count up to it moved, or its token or versions changed) and is rebuilt."""
     counting = {"exclude_blocked": True} if change is _unblock else {}
     _inputs(**counting)
-    _vote(data["comparisons"][3], "A", 2000)  # appended as well: still not continued
+    _vote(data["comparisons"][3], "A", _just_now())  # appended as well: still not continued
     change(data)
     assert not _inputs(**counting).continued
     _assert_board_equals_every_row(**counting)
+
+
+@pytest.mark.parametrize("change", [_edit, _swap])
+def test_a_change_no_write_path_announces_shows_at_the_next_rebuild(data, change, monkeypatch):
+    """A vote edited or re-dated in place by hand (no screen or service does either) leaves the
+    source's count alone: the state is folded on until it is rebuilt (``VERIFY_SECONDS``)."""
+    _inputs()
+    change(data)
+    assert _inputs().continued is _continues()
+    monkeypatch.setattr(elo_state, "VERIFY_SECONDS", 0)
+    assert not _inputs().continued
+    _assert_board_equals_every_row()
+
+
+def test_votes_still_settling_are_read_each_time_then_folded(data, monkeypatch):
+    """Votes of the last ``SETTLE_SECONDS`` are not folded (one still being written could be
+    missed), yet every board counts them; once older, they are folded into the state."""
+    _inputs()
+    now = datetime.now(UTC)
+    for k in range(3):
+        Judgment.objects.create(comparison=data["comparisons"][k], choice="AB"[k % 2],
+                                annotator=f"late{k}", created_at=now - timedelta(seconds=k))
+    assert _inputs().continued is _continues()
+    _assert_board_equals_every_row()
+    if _continues():
+        state = _state()
+        assert state.upto < now - timedelta(seconds=2)
+        assert sum(n for n, _, _ in state.cells.values()) == _every_row_count() - 3
+    monkeypatch.setattr(elo_state, "SETTLE_SECONDS", -60)  # the clock moved on
+    assert _inputs().continued is _continues()
+    _assert_board_equals_every_row()
+    if _continues():
+        assert sum(n for n, _, _ in _state().cells.values()) == _every_row_count()
+
+
+def test_a_judges_new_generation_is_counted_instead_of_its_old_one(data):
+    """A judge's verdicts can be superseded by a later generation: its board is rebuilt from
+    the counts at every build instead of folded."""
+    counting = {"judge": "judge-x"}
+    _inputs(**counting)
+    _vote(data["comparisons"][1], "B", 7200, source="judge-x", annotator="judge-x@3",
+          template_version="v1")
+    assert not _inputs(**counting).continued  # the old generation's cell changed
+    _assert_board_equals_every_row(**counting)
+
+
+def _state():
+    from django.core.cache import cache
+
+    qs = pairwise_judgments_qs()
+    key = elo_state._key(qs.order_by(), board_versions.versions(
+        "human", exclude_blocked=False, include_trial=False))
+    return cache.get(key)
+
+
+def _every_row_count():
+    return pairwise_judgments_qs().count()
