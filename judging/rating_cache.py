@@ -79,6 +79,7 @@ class Entry(NamedTuple):
 
 
 _STALE_SERVED = object()  # ``_fresh``'s answer for an entry to serve while it is refreshed
+_RECOMPUTE = object()  # ``_fresh``'s answer inside a refresh for such an entry: replace it
 _APPENDED = object()  # ``_count_after``: judgments were added, some of the entry's study
 _GONE, _OURS = -1, -2  # ``_added_elsewhere``'s answers besides a count (cached as ints)
 
@@ -101,6 +102,8 @@ def get_or_compute(part: str, compute: Callable[[], Any], *, source: str | None,
                 key, lambda: _store(key, source, _stamp(source, study_id), compute),
                 LOCK_SECONDS)
         return entry.value
+    if value is _RECOMPUTE:  # inside a refresh: the served entry stays until this replaces it
+        return _store(key, source, stamp, compute)
     if value is not None:
         return value
     return _compute_once(key, source, stamp, compute)
@@ -306,6 +309,8 @@ def _fresh(key: str, entry, source: str | None, stamp: tuple, study_id: int | No
     if entry.seen != stamp:
         count = _count_after(entry.seen, stamp, source, study_id, entry.count)
         if count is _APPENDED and left > 0 and (behind := _behind(entry, source)) is not None:
+            if board_refresh.refreshing():
+                return _RECOMPUTE
             board_refresh.served(behind, now - entry.snapshot_at)
             return _STALE_SERVED
         if count is None or count is _APPENDED or left <= 0:
@@ -328,9 +333,9 @@ def _behind(entry: Entry, source: str | None) -> int | None:
     one; None when it must be recomputed now. Only an entry of at least
     ``LEADERBOARD_STALE_MIN_JUDGMENTS`` (a smaller board costs little to recompute in the
     request, so it always shows the last vote) that is at most ``LEADERBOARD_STALE_SECONDS``
-    and ``LEADERBOARD_STALE_SHARE`` of its judgments behind; never inside a refresh."""
-    if (board_refresh.refreshing()
-            or entry.count < settings.LEADERBOARD_STALE_MIN_JUDGMENTS
+    and ``LEADERBOARD_STALE_SHARE`` of its judgments behind. (A refresh recomputes such an
+    entry without deleting it first: the views reading it meanwhile still get it.)"""
+    if (entry.count < settings.LEADERBOARD_STALE_MIN_JUDGMENTS
             or time.time() - entry.snapshot_at > settings.LEADERBOARD_STALE_SECONDS):
         return None
     allowed = int(entry.count * settings.LEADERBOARD_STALE_SHARE)

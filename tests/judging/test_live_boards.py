@@ -175,3 +175,39 @@ def test_a_board_behind_is_refreshed_only_once_it_is_refresh_seconds_behind(
     monkeypatch.setattr(time, "time", lambda: now + 11)
     assert _matches(analyst_client.get(reverse("judging:leaderboard"))) == 18
     assert [lock for lock in started if ":page:" in lock]
+
+
+def test_a_board_being_refreshed_is_still_served_to_other_views(analyst_client, expensive,
+                                                                monkeypatch):
+    """The page's refresh recomputes the board nested in it; until it is stored, the JSON
+    download (which reads that board alone) is served the one before, not made to wait."""
+    from judging import leaderboards
+
+    comparisons = _study()
+    analyst_client.get(reverse("judging:leaderboard"))
+    started, release = threading.Event(), threading.Event()
+    build = leaderboards.leaderboard_build
+
+    def slow_in_refresh(*args, **kwargs):
+        if board_refresh.refreshing():
+            started.set()
+            release.wait(30)
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(leaderboards, "leaderboard_build", slow_in_refresh)
+    _vote(comparisons[0], minutes=100)
+    _vote(comparisons[1], minutes=101)
+    assert _matches(analyst_client.get(reverse("judging:leaderboard"))) == 18
+    assert started.wait(30)  # the refresh is computing the nested board now
+    downloads = []
+    reader = threading.Thread(target=lambda: downloads.append(analyst_client.get(
+        reverse("judging:leaderboard_download", args=["json"]))))
+    reader.start()
+    reader.join(10)
+    finished = not reader.is_alive()
+    release.set()
+    reader.join(30)
+    assert finished, "the download waited for the refresh"
+    assert downloads[0].json()["judgments"] == 18 and downloads[0]["X-Board-Judgments-Behind"] == "2"
+    assert board_refresh.wait_for_refreshes(30)
+    assert rating_cache.leaderboard("human").judgments == 20
