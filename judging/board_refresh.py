@@ -19,6 +19,7 @@ import contextvars
 import functools
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -86,9 +87,38 @@ def tells_freshness(view):
     return wrapped
 
 
-def served(judgments_behind: int, seconds_behind: float) -> None:
-    if (seen := _watching.get()) is not None:
-        seen.note(judgments_behind, seconds_behind)
+# (stamp, snapshot time) of every entry served behind while a result is being computed from it
+_nested: contextvars.ContextVar[list | None] = contextvars.ContextVar("board_nested",
+                                                                     default=None)
+
+
+def served(judgments_behind: int, seconds_behind: float, seen: tuple | None = None,
+           snapshot_at: float | None = None) -> None:
+    """An entry ``judgments_behind`` and ``seconds_behind`` was served: the view says so, and
+    a result computed from it (``computing_from``) is as old as that entry's ``seen`` stamp and
+    ``snapshot_at``."""
+    if (watched := _watching.get()) is not None:
+        watched.note(judgments_behind, seconds_behind)
+    if seen is not None:
+        built_from(seen, snapshot_at)
+
+
+def built_from(seen: tuple, snapshot_at: float) -> None:
+    if (found := _nested.get()) is not None:
+        found.append((seen, snapshot_at))
+
+
+@contextlib.contextmanager
+def computing_from() -> Iterator[list]:
+    """Within it, the (stamp, snapshot time) of every entry served behind is collected: what
+    is computed from them is no newer than the oldest (a page built on a board 8 s behind is
+    8 s behind, whatever time it was stored)."""
+    found: list = []
+    token = _nested.set(found)
+    try:
+        yield found
+    finally:
+        _nested.reset(token)
 
 
 def refreshing() -> bool:
@@ -96,13 +126,36 @@ def refreshing() -> bool:
     return getattr(_local, "refreshing", False)
 
 
+def claim(key: str, lock_seconds: int) -> bool:
+    """The refresh of ``key`` is ours (False: one is running somewhere; the lock expires after
+    ``lock_seconds`` if its process died). ``release`` it when done."""
+    return cache.add(_lock(key), 1, lock_seconds)
+
+
+def release(key: str) -> None:
+    cache.delete(_lock(key))
+
+
+def wait_for_release(key: str, timeout: float, poll: float = 0.05) -> bool:
+    """Wait until nobody refreshes ``key`` (True) or ``timeout`` seconds passed (False)."""
+    deadline = time.monotonic() + timeout
+    while cache.get(_lock(key)) is not None:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(poll)
+    return True
+
+
+def _lock(key: str) -> str:
+    return f"{key}:refreshing"
+
+
 def refresh_in_background(key: str, work: Callable[[], object], lock_seconds: int) -> bool:
-    """Run ``work`` in a thread unless a refresh of ``key`` is already running somewhere (the
-    lock expires after ``lock_seconds`` if its process died); True when one was started."""
-    lock = f"{key}:refreshing"
-    if not cache.add(lock, 1, lock_seconds):
+    """Run ``work`` in a thread unless a refresh of ``key`` is already running somewhere;
+    True when one was started."""
+    if not claim(key, lock_seconds):
         return False
-    background.run_in_thread(lambda: _run(lock, work), "board refresh")
+    background.run_in_thread(lambda: _run(_lock(key), work), "board refresh")
     return True
 
 

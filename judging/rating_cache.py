@@ -80,6 +80,7 @@ class Entry(NamedTuple):
 
 _STALE_SERVED = object()  # ``_fresh``'s answer for an entry to serve while it is refreshed
 _RECOMPUTE = object()  # ``_fresh``'s answer inside a refresh for such an entry: replace it
+_AWAIT = object()  # … or wait for the refresh of it another is running
 _APPENDED = object()  # ``_count_after``: judgments were added, some of the entry's study
 _GONE, _OURS = -1, -2  # ``_added_elsewhere``'s answers besides a count (cached as ints)
 
@@ -95,6 +96,13 @@ def get_or_compute(part: str, compute: Callable[[], Any], *, source: str | None,
     stamp = _stamp(source, study_id)
     entry = cache.get(key)
     value = _fresh(key, entry, source, stamp, study_id)
+    if value is _AWAIT:  # inside a refresh: another is refreshing this one; take its result
+        board_refresh.wait_for_release(key, LOCK_SECONDS)
+        stamp, entry = _stamp(source, study_id), cache.get(key)
+        value = _fresh(key, entry, source, stamp, study_id)
+    if value is _AWAIT:  # still running after LOCK_SECONDS: build on what there is
+        board_refresh.built_from(Entry(*entry).seen, Entry(*entry).snapshot_at)
+        value = _STALE_SERVED
     if value is _STALE_SERVED:  # a little behind: served, and refreshed in the background
         entry = Entry(*entry)
         if time.time() - entry.snapshot_at >= settings.LEADERBOARD_REFRESH_SECONDS:
@@ -103,7 +111,10 @@ def get_or_compute(part: str, compute: Callable[[], Any], *, source: str | None,
                 LOCK_SECONDS)
         return entry.value
     if value is _RECOMPUTE:  # inside a refresh: the served entry stays until this replaces it
-        return _store(key, source, stamp, compute)
+        try:
+            return _store(key, source, stamp, compute)
+        finally:
+            board_refresh.release(key)
     if value is not None:
         return value
     return _compute_once(key, source, stamp, compute)
@@ -309,9 +320,12 @@ def _fresh(key: str, entry, source: str | None, stamp: tuple, study_id: int | No
     if entry.seen != stamp:
         count = _count_after(entry.seen, stamp, source, study_id, entry.count)
         if count is _APPENDED and left > 0 and (behind := _behind(entry, source)) is not None:
-            if board_refresh.refreshing():
-                return _RECOMPUTE
-            board_refresh.served(behind, now - entry.snapshot_at)
+            if (board_refresh.refreshing()
+                    and now - entry.snapshot_at >= settings.LEADERBOARD_REFRESH_SECONDS):
+                return _RECOMPUTE if board_refresh.claim(key, LOCK_SECONDS) else _AWAIT
+            # Served behind: to a view, or to a refresh built on it (refreshed moments ago):
+            # each entry is computed once per refresh, not once per entry built on it.
+            board_refresh.served(behind, now - entry.snapshot_at, entry.seen, entry.snapshot_at)
             return _STALE_SERVED
         if count is None or count is _APPENDED or left <= 0:
             cache.delete(key)  # so that nobody waiting for the new value takes this one
@@ -365,10 +379,21 @@ def _compute_once(key: str, source: str | None, stamp: tuple,
 
 
 def _store(key: str, source: str | None, stamp: tuple, compute: Callable[[], Any]) -> Any:
+    """Compute and store the entry. Built on entries served behind, it takes the oldest's
+    stamp and snapshot time (and passes them on to what is built on it): it says how far
+    behind it really is, and the bounds hold for what it shows."""
     started = time.time()
     count = _count(source)  # before computing: a deletion meanwhile shows at the re-count
     cache.set(f"{_token_key(source)}:count", count, RECHECK_SECONDS)
-    value = compute()
+    with board_refresh.computing_from() as nested:
+        value = compute()
+    for seen, snapshot_at in nested:
+        if (seen[0] or 0) < (stamp[0] or 0):
+            stamp = seen
+        if snapshot_at < started:
+            started = snapshot_at
+    if nested:
+        board_refresh.built_from(stamp, started)
     now = time.time()
     cache.set(key, tuple(Entry(value, count, now, now, stamp, started)), ENTRY_SECONDS)
     return value

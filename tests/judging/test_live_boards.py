@@ -69,6 +69,7 @@ def test_a_stale_board_is_served_at_once_says_so_and_is_refreshed_once(analyst_c
     assert bt_calls.call_count == 1
     gate.set()
     assert board_refresh.wait_for_refreshes(30)
+    assert bt_calls.call_count == 2  # the page's refresh took the board the download's made
     fresh = analyst_client.get(reverse("judging:leaderboard"))
     assert _matches(fresh) == 20 and 'id="freshness"' not in fresh.content.decode()
     assert fresh["X-Board-Judgments-Behind"] == "0"
@@ -211,3 +212,17 @@ def test_a_board_being_refreshed_is_still_served_to_other_views(analyst_client, 
     assert downloads[0].json()["judgments"] == 18 and downloads[0]["X-Board-Judgments-Behind"] == "2"
     assert board_refresh.wait_for_refreshes(30)
     assert rating_cache.leaderboard("human").judgments == 20
+
+
+def test_a_page_built_on_a_board_behind_says_how_far_behind_it_is(analyst_client, expensive,
+                                                                  gate):
+    """Stored after the board it shows, the page is still as far behind as that board: every
+    later view of it says so (and is held to the bounds by it), not only the first."""
+    comparisons = _study()
+    analyst_client.get(reverse("judging:leaderboard_download", args=["json"]))  # the board
+    _vote(comparisons[0], minutes=100)
+    first = analyst_client.get(reverse("judging:leaderboard"))  # the page computed now, on it
+    again = analyst_client.get(reverse("judging:leaderboard"))
+    assert _matches(first) == _matches(again) == 18
+    assert first["X-Board-Judgments-Behind"] == again["X-Board-Judgments-Behind"] == "1"
+    assert "As of 1 judgment ago" in again.content.decode()
