@@ -257,7 +257,7 @@ def bench_from_database(n: int, m: int, rounds: int, repeats: int, reuse: bool,
     from django.core.cache import cache
 
     from annotation.core import analytic
-    from judging import elo_state
+    from judging import folded_counts
     from judging.leaderboards import leaderboard_build, pairwise_board_inputs
     from judging.selectors import (
         RATING_IDS,
@@ -281,7 +281,7 @@ def bench_from_database(n: int, m: int, rounds: int, repeats: int, reuse: bool,
 
     def append():
         _append(appended)
-        time.sleep(elo_state.SETTLE_SECONDS)  # the previous run's new verdicts are settled
+        time.sleep(folded_counts.SETTLE_SECONDS)  # the previous run's new verdicts are settled
 
     print(f"From the database (PostgreSQL, {n:,} human verdicts, {m} models); load avg "
           f"{os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} CPUs; seconds wall clock, read "

@@ -11,7 +11,8 @@ the sum of the pks and the sum of the timestamps; online Elo after them; and the
 of *every* judgment of the source up to ``upto`` (``scope``: one read of the
 ``(source, created_at, id)`` index, no join).
 
-A build, in one REPEATABLE READ snapshot:
+A build, in one REPEATABLE READ snapshot (the mechanics, and the constants ``SETTLE_SECONDS``
+and ``VERIFY_SECONDS``, are ``judging.folded_counts``'s, which keeps plain counts the same way):
 
 - checks the state: the source's count and pk sum up to ``upto`` unchanged means no judgment up
   to it was added (a late commit, an import back-dated), deleted or re-dated; a rejection, an
@@ -33,26 +34,22 @@ every verdict up to ``upto`` computes the cells; when they equal the old state's
 
 On SQLite there is no state: counts, then every row (dev and tests).
 """
-import contextlib
 import hashlib
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from django.core.cache import cache
-from django.db import connections, transaction
+from django.db import connections
 from django.db.models import BigIntegerField, Count, Q, Sum
 from django.db.models.expressions import RawSQL
 
 from annotation.core import analytic
 
-from . import ratings
-from .models import Judgment
+from . import folded_counts, ratings
+from .folded_counts import plus as _plus
 from .selectors import RATING_IDS
 
-STATE_SECONDS = 7 * 24 * 3600  # an unused board's state expires; rebuilt from the rows then
-VERIFY_SECONDS = 3600  # a state is rebuilt from every verdict at least this often
-SETTLE_SECONDS = 5.0  # votes newer than this are read on every build, not folded yet
 ORDER = ("created_at", "pk")
 # The timestamp as an integer (microseconds), so its sums are exact and the same whatever order
 # the database adds them in (float8 ``date_part`` then a cast: about a third cheaper per verdict than
@@ -88,19 +85,18 @@ def board_inputs(qs, *, source: str, versions: tuple = (),
     if connections[qs.db].vendor != "postgresql":
         return _without_state(qs)
     key = _key(qs, versions)
-    scope = Judgment.with_rejected.filter(source=source)
-    with _snapshot(qs.db):
-        old = cache.get(key)
-        settled = datetime.fromtimestamp(time.time() - SETTLE_SECONDS, UTC)
+    scope = folded_counts.source_scope(source)
+    with folded_counts.snapshot(qs.db):
+        old, settled = cache.get(key), folded_counts.settled_time()
         state, continued = old, True
-        if not (foldable and _holds(old, scope)):
+        if not (foldable and folded_counts.holds(old, scope)):
             state, continued = _rebuilt(qs, scope, old, settled)
         tail = _tail(qs, state.upto)
         done = sum(1 for row in tail if row[0] <= settled)
         if done:
             state = _folded(state, tail[:done], scope, settled)
         rest = [row[3:] for row in tail[done:]]
-    cache.set(key, state, STATE_SECONDS)
+    cache.set(key, state, folded_counts.STATE_SECONDS)
     counts = {cell: n for cell, (n, _, _) in state.cells.items()}
     for cell in rest:
         counts[cell] = counts.get(cell, 0) + 1
@@ -119,13 +115,6 @@ def _without_state(qs) -> BoardInputs | None:
     return BoardInputs(counts, _elo_from_rows(qs.filter(upto)), False)
 
 
-def _holds(state: EloState | None, scope) -> bool:
-    """The state may be folded forward: recently rebuilt, and no judgment of the source up to
-    its time was added, deleted or moved since."""
-    return (state is not None and time.time() - state.rebuilt_at < VERIFY_SECONDS
-            and _scope_sums(scope.filter(created_at__lte=state.upto)) == state.scope)
-
-
 def _rebuilt(qs, scope, old: EloState | None, upto: datetime) -> tuple[EloState, bool]:
     """The state at ``upto`` from every verdict (one GROUP BY), Elo continued from ``old``
     when its cells still hold; (state, Elo continued)."""
@@ -138,8 +127,9 @@ def _rebuilt(qs, scope, old: EloState | None, upto: datetime) -> tuple[EloState,
     else:
         elo, continued = _elo_from_rows(qs.filter(created_at__lte=upto)), False
     total = {cell: _plus(before, after) for cell, before, after in cells}
-    return EloState(upto, {cell: sums for cell, sums in total.items() if sums[0]}, elo,
-                    _scope_sums(scope.filter(created_at__lte=upto)), time.time()), continued
+    within = folded_counts.scope_sums(scope.filter(created_at__lte=upto))
+    cells = {cell: sums for cell, sums in total.items() if sums[0]}
+    return EloState(upto, cells, elo, within, time.time()), continued
 
 
 def _folded(state: EloState, rows: list[tuple], scope, upto: datetime) -> EloState:
@@ -148,7 +138,8 @@ def _folded(state: EloState, rows: list[tuple], scope, upto: datetime) -> EloSta
     cells = dict(state.cells)
     for _created_at, pk, micros, *cell in rows:
         cells[tuple(cell)] = _plus(cells.get(tuple(cell), _NO_CELL), (1, pk, micros))
-    added = _scope_sums(scope.filter(created_at__gt=state.upto, created_at__lte=upto))
+    added = folded_counts.scope_sums(scope.filter(created_at__gt=state.upto,
+                                                  created_at__lte=upto))
     return EloState(upto, cells, ratings.continue_online_elo(state.elo, [r[3:] for r in rows]),
                     _plus(state.scope, added), state.rebuilt_at)
 
@@ -171,19 +162,10 @@ def _sums(prefix: str, within: Q | None) -> dict:
             f"{prefix}_micros": Sum(_MICROS, filter=within)}
 
 
-def _scope_sums(qs) -> tuple[int, int]:
-    sums = qs.order_by().aggregate(n=Count("pk"), pks=Sum("pk"))
-    return sums["n"], int(sums["pks"] or 0)
-
-
 def _tail(qs, after: datetime) -> list[tuple]:
     """The verdicts after ``after`` in order: (created_at, pk, timestamp, *cell)."""
     return analytic.rows(qs.filter(created_at__gt=after).annotate(micros=_MICROS)
                          .order_by(*ORDER).values_list(*ORDER, "micros", *RATING_IDS))
-
-
-def _plus(x: tuple, y: tuple) -> tuple:
-    return tuple(a + b for a, b in zip(x, y, strict=True))
 
 
 def _ordered(qs) -> list[tuple]:
@@ -192,20 +174,6 @@ def _ordered(qs) -> list[tuple]:
 
 def _elo_from_rows(qs) -> dict:
     return ratings.continue_online_elo({}, _ordered(qs))
-
-
-@contextlib.contextmanager
-def _snapshot(alias: str):
-    """Every read of a build sees the same committed rows (a vote committed between the check
-    and the reads would otherwise be counted in one and not the other). Inside a caller's
-    transaction (tests, a command's atomic block), that transaction's snapshot rules."""
-    connection = connections[alias]
-    if connection.in_atomic_block:
-        yield
-        return
-    with transaction.atomic(using=alias), connection.cursor() as cursor:
-        cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
-        yield
 
 
 def _key(qs, versions: tuple) -> str:

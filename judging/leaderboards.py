@@ -19,17 +19,17 @@ import warnings
 from dataclasses import asdict, dataclass, field
 
 from django.conf import settings
-from django.db.models import Count
 
-from annotation.core import analytic, csv_safety
+from annotation.core import csv_safety
 
-from . import board_versions, elo_state, ratings, scores, thin_data, vote_aggregation
+from . import elo_state, folded_counts, ratings, scores, thin_data, vote_aggregation
 from .judges.models import Judge
 from .selectors import (
     HUMAN,
     RATING_IDS,
     aggregated_rows,
     counted_pairs,
+    folding,
     model_names,
     pairwise_judgments_encoded,
     pairwise_judgments_qs,
@@ -82,9 +82,7 @@ def pairwise_board_inputs(judge: str = HUMAN, split: str = "all", *,
     return elo_state.board_inputs(
         pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked,
                               include_trial=include_trial, both_bad=both_bad, study=study),
-        source=judge, foldable=judge == HUMAN,
-        versions=board_versions.versions(judge, exclude_blocked=exclude_blocked,
-                                         include_trial=include_trial))
+        **folding(judge, exclude_blocked=exclude_blocked, include_trial=include_trial))
 
 
 def leaderboard_build(judge: str = HUMAN, split: str = "all", *, exclude_blocked: bool = False,
@@ -196,8 +194,10 @@ def category_win_rates(judge: str = HUMAN, *, exclude_blocked: bool = False,
           .exclude(comparison__instance__family__isnull=True))
     category = "comparison__instance__family__name"
     if vote_aggregation.check_aggregation(aggregation) == vote_aggregation.MAJORITY:
-        rows = analytic.rows(qs.order_by().values_list(*RATING_IDS, category)
-                             .annotate(n=Count("pk")))
+        rows = [(*cell, n) for cell, n in folded_counts.counts(
+            qs, (*RATING_IDS, category),
+            **folding(judge, exclude_blocked=exclude_blocked, include_trial=include_trial)
+        ).items()]
     else:
         rows = [(*row, 1) for row in aggregated_rows(qs.order_by("created_at", "pk"),
                                                      aggregation, category)]

@@ -20,6 +20,8 @@ Every read is of one study (``study``: a ``Study``, its id, or None for the defa
 which is what every caller from before studies reads): a verdict belongs to the study of the
 instance it judged.
 """
+import collections
+
 import numpy as np
 from django.db.models import Count, Exists, OuterRef, Q
 
@@ -27,7 +29,7 @@ from annotation.core import analytic
 from annotation.models import Assignment, Instance
 from studies.models import study_pk as study_id
 
-from . import ratings, vote_aggregation
+from . import board_versions, folded_counts, ratings, vote_aggregation
 from .models import EvalModel, Judgment, Response
 from .ratings import majority_vote
 
@@ -296,13 +298,24 @@ def leaderboard_sources(study=None) -> list[str]:
 
 
 def category_names(judge: str = HUMAN, study=None) -> list[str]:
-    """Instruction categories the source judged, pairwise or graded."""
-    pairwise = (pairwise_judgments_qs(judge=judge, study=study)
-                .exclude(comparison__instance__family__isnull=True)
-                .values_list("comparison__instance__family__name", flat=True).order_by())
+    """Instruction categories the source judged, pairwise (votes per category, folded forward
+    while votes arrive) or graded."""
+    pairwise = folded_counts.counts(
+        pairwise_judgments_qs(judge=judge, study=study)
+        .exclude(comparison__instance__family__isnull=True),
+        ("comparison__instance__family__name",), **folding(judge))
     graded = (score_judgments_qs(judge=judge, study=study).exclude(response__instance__family__isnull=True)
-              .values_list("response__instance__family__name", flat=True).order_by())
-    return sorted(set(pairwise.union(graded)))  # one query (UNION drops duplicates)
+              .values_list("response__instance__family__name", flat=True).distinct().order_by())
+    return sorted({name for (name,) in pairwise} | set(graded))
+
+
+def folding(judge: str, *, exclude_blocked: bool = False, include_trial: bool = False) -> dict:
+    """How counts of ``judge``'s votes are kept (``folded_counts``, ``elo_state``): folded
+    forward for human votes (a new vote never changes which older ones count), per what else
+    decides what counts (``board_versions``)."""
+    return {"source": judge, "foldable": judge == HUMAN,
+            "versions": board_versions.versions(judge, exclude_blocked=exclude_blocked,
+                                                include_trial=include_trial)}
 
 
 def reference_model_name(study=None) -> str | None:
@@ -328,8 +341,11 @@ def comparison_sampling_counts(*, judge: str = HUMAN, split: str = "all",
                                ) -> list[tuple[str, int]]:
     """``[(sampling mode, comparisons)]`` behind a leaderboard's judgments, most first: which
     sampling produced the data (comparisons stored before modes were recorded: "unrecorded")."""
-    counts = (pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked,
-                              include_trial=include_trial, study=study)
-              .order_by().values_list("comparison__sampling")
-              .annotate(n=Count("comparison", distinct=True)))
-    return sorted(((mode or "unrecorded", n) for mode, n in counts), key=lambda x: (-x[1], x[0]))
+    voted = folded_counts.counts(
+        pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked,
+                              include_trial=include_trial, study=study),
+        ("comparison__sampling", "comparison_id"),
+        **folding(judge, exclude_blocked=exclude_blocked, include_trial=include_trial))
+    counts = collections.Counter(mode for mode, _comparison in voted)
+    return sorted(((mode or "unrecorded", n) for mode, n in counts.items()),
+                  key=lambda x: (-x[1], x[0]))

@@ -14,7 +14,7 @@ from django.db import connection
 from django.test import TestCase
 
 from annotation.providers.services.review import assignment_reject
-from judging import board_versions, elo_state, rating_cache, ratings
+from judging import board_versions, elo_state, folded_counts, rating_cache, ratings
 from judging.leaderboards import leaderboard_build, pairwise_board_inputs
 from judging.models import Comparison, Judgment
 from judging.selectors import pairwise_judgments_encoded, pairwise_judgments_qs
@@ -220,7 +220,7 @@ def test_a_change_no_write_path_announces_shows_at_the_next_rebuild(data, change
     _inputs()
     change(data)
     assert _inputs().continued is _continues()
-    monkeypatch.setattr(elo_state, "VERIFY_SECONDS", 0)
+    monkeypatch.setattr(folded_counts, "VERIFY_SECONDS", 0)
     assert not _inputs().continued
     _assert_board_equals_every_row()
 
@@ -239,7 +239,7 @@ def test_votes_still_settling_are_read_each_time_then_folded(data, monkeypatch):
         state = _state()
         assert state.upto < now - timedelta(seconds=2)
         assert sum(n for n, _, _ in state.cells.values()) == _every_row_count() - 3
-    monkeypatch.setattr(elo_state, "SETTLE_SECONDS", -60)  # the clock moved on
+    monkeypatch.setattr(folded_counts, "SETTLE_SECONDS", -60)  # the clock moved on
     assert _inputs().continued is _continues()
     _assert_board_equals_every_row()
     if _continues():
