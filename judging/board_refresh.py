@@ -5,9 +5,13 @@ view; recomputing it in the request (seconds at a million judgments) made nearly
 the slow first one. ``judging.rating_cache`` instead serves an expensive entry that is only a
 little behind (``LEADERBOARD_STALE_SECONDS``, ``LEADERBOARD_STALE_SHARE``) and asks here for
 one refresh in the background: a thread of this process (``annotation.core.background``, which
-closes its connections), one per entry across every process (a cache lock). The refresh reads
-what it computes with ``refreshing()`` set, so the entries it is built from are recomputed too,
-never served stale again.
+closes its connections), one per entry across every process (a cache lock). The refresh runs
+with ``refreshing()`` set: an entry it is built from that is due too is recomputed in it
+(replacing the old one only when done, so other views keep reading that), or, when another
+refresh is computing it, awaited; one refreshed moments ago is taken as it is. Each entry is
+then computed once per refresh period however many entries are built on it, and what is built
+on an entry behind keeps that entry's stamp and time (``computing_from``), so it says how far
+behind it really is.
 
 ``watching()`` collects, for one view, how far behind the entries it was served are, so the
 page (and the downloads' headers) can say "as of N judgments / T s ago".
