@@ -23,6 +23,7 @@ instance it judged.
 import collections
 
 import numpy as np
+from django.db import connection
 from django.db.models import Count, Exists, OuterRef, Q
 
 from annotation.core import analytic
@@ -278,18 +279,37 @@ def _human_first(names) -> list[str]:
 
 def judge_names(study=None) -> list[str]:
     """Every judge with pairwise verdicts: 'human' first, then automatic judges by name."""
-    return _human_first(Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE,
-                                                comparison__isnull=False,
-                                                comparison__instance__study_id=study_id(study))
-                        .values_list("source", flat=True).distinct())
+    return _sources_with(Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE,
+                                                 comparison__isnull=False,
+                                                 comparison__instance__study_id=study_id(study)))
 
 
 def score_judge_names(study=None) -> list[str]:
     """Every source with grades: 'human' first, then grading judges by name."""
-    return _human_first(Judgment.objects.filter(kind=Judgment.Kind.SCORE, response__isnull=False,
-                                                score__isnull=False,
-                                                response__instance__study_id=study_id(study))
-                        .values_list("source", flat=True).distinct())
+    return _sources_with(Judgment.objects.filter(kind=Judgment.Kind.SCORE, response__isnull=False,
+                                                 score__isnull=False,
+                                                 response__instance__study_id=study_id(study)))
+
+
+def _sources_with(qs) -> list[str]:
+    """The sources of the judgments of ``qs``, 'human' first: one EXISTS per source there is
+    (a handful), each stopping at its first row, instead of a DISTINCT reading every row
+    (0.4 s at a million votes, at every refresh of a live board)."""
+    return _human_first(s for s in judgment_sources() if qs.filter(source=s).exists())
+
+
+def judgment_sources() -> list[str]:
+    """Every source with a judgment stored: on PostgreSQL one descent of the
+    ``(source, created_at, id)`` index per source (a loose index scan)."""
+    if connection.vendor != "postgresql":
+        return list(Judgment.with_rejected.order_by("source").values_list("source", flat=True)
+                    .distinct())
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "WITH RECURSIVE s(source) AS (SELECT min(source) FROM judging_judgment UNION ALL "
+            "SELECT (SELECT min(j.source) FROM judging_judgment j WHERE j.source > s.source) "
+            "FROM s WHERE s.source IS NOT NULL) SELECT source FROM s WHERE source IS NOT NULL")
+        return [row[0] for row in cursor.fetchall()]
 
 
 def leaderboard_sources(study=None) -> list[str]:

@@ -80,3 +80,18 @@ def test_the_page_parts_equal_their_every_vote_queries(data, monkeypatch):  # no
     monkeypatch.setattr(leaderboards, "folding", every_vote)
     assert folded == parts()
     assert folded[0] == ["Chart reading", "Maps"] and set(folded[2]) == {"Chart reading", "Maps"}
+
+
+def test_sources_are_read_per_source_and_per_study(data):  # noqa: F811
+    """``leaderboard_sources`` asks each stored source whether it judged in the study (the
+    list of sources is an index walk on PostgreSQL), which is the DISTINCT it replaced."""
+    from judging.models import Comparison
+
+    other = Comparison.objects.filter(instance__study=data["other"]).first()
+    Judgment.objects.create(comparison=other, choice="A", source="judge-elsewhere",
+                            annotator="judge-elsewhere@1", created_at=datetime.now(UTC))
+    assert selectors.judgment_sources() == ["human", "judge-elsewhere", "judge-x"]
+    assert selectors.judge_names() == ["human", "judge-x"]
+    assert selectors.judge_names(data["other"]) == ["human", "judge-elsewhere"]
+    assert selectors.leaderboard_sources(data["other"]) == ["human", "judge-elsewhere"]
+    assert selectors.score_judge_names() == []
