@@ -179,11 +179,38 @@ def one_run(ctx: dict, rate: int, seconds: float, workers: int) -> dict:
     finally:
         server.terminate()
         server.wait(timeout=30)
+    checked = _check_counts()
     every = [t for times in log["views"].values() for t in times]
-    return {"judgments": judgments, "cold": cold, "wall": wall, "votes": len(log["votes"]),
+    return {"checked": checked, "judgments": judgments, "cold": cold, "wall": wall, "votes": len(log["votes"]),
             "views": log["views"], "p95": _pct(every, 0.95), "behind": log["behind"],
             "slow": log["slow"],
             "errors": log["errors"]}
+
+
+def _check_counts() -> str:
+    """The counts and Elo the boards were folded forward to while votes arrived through
+    gunicorn equal a GROUP BY and online Elo over every row in order (not one vote lost or
+    counted twice), and so do the page's folded sampling counts."""
+    from django.db.models import Count
+
+    from annotation.core import analytic
+    from judging import folded_counts, leaderboards, ratings, selectors
+    from judging.selectors import RATING_IDS, pairwise_judgments_qs
+
+    time.sleep(folded_counts.SETTLE_SECONDS)  # the last votes folded too
+    inputs = leaderboards.pairwise_board_inputs()
+    qs = pairwise_judgments_qs()
+    grouped = analytic.rows(qs.order_by().values_list(*RATING_IDS).annotate(n=Count("pk")))
+    elo = ratings.continue_online_elo({}, analytic.rows(qs.order_by("created_at", "pk")
+                                                        .values_list(*RATING_IDS)))
+    assert sorted(inputs.counts) == sorted(grouped), "folded counts differ from a GROUP BY"
+    assert inputs.elo == elo, "Elo from the state differs from Elo over every row"
+    voted = qs.order_by().values_list("comparison__sampling").annotate(
+        n=Count("comparison", distinct=True))
+    assert selectors.comparison_sampling_counts() == sorted(
+        ((m or "unrecorded", n) for m, n in voted), key=lambda x: (-x[1], x[0]))
+    return (f"folded counts, Elo and sampling equal every row's ({sum(r[3] for r in grouped):,} "
+            f"votes; Elo {'continued' if inputs.continued else 'rebuilt'})")
 
 
 def _pct(values, q) -> float:
@@ -208,7 +235,7 @@ def _print_run(n: int, run: dict) -> None:
     served_current = sum(1 for *_, behind in run["slow"] if behind == "0")
     print(f"  views over {GOAL_MS:.0f} ms: {len(run['slow'])}, of which {served_current} served a "
           f"current board (recomputed in the request or just refreshed)")
-    print(f"  all views p95 {run['p95']:.1f} ms", flush=True)
+    print(f"  all views p95 {run['p95']:.1f} ms; {run['checked']}", flush=True)
 
 
 def main() -> None:
