@@ -226,3 +226,12 @@ def test_a_page_built_on_a_board_behind_says_how_far_behind_it_is(analyst_client
     assert _matches(first) == _matches(again) == 18
     assert first["X-Board-Judgments-Behind"] == again["X-Board-Judgments-Behind"] == "1"
     assert "As of 1 judgment ago" in again.content.decode()
+
+
+def test_entries_stored_together_share_one_count(analyst_client):
+    """The page, the boards under it and the list of sources are stored at once: one count of
+    each scope's judgments (each reads a whole index), not one per entry."""
+    _study()
+    with mock.patch.object(rating_cache, "_count", wraps=rating_cache._count) as counted:
+        analyst_client.get(reverse("judging:leaderboard"))
+    assert sorted(map(str, (c.args[0] for c in counted.call_args_list))) == ["None", "human"]
