@@ -25,7 +25,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.core.cache import cache
 
@@ -43,6 +43,9 @@ class Freshness:
 
     judgments_behind: int = 0
     seconds_behind: float = 0.0
+    # what this view's entries read of the judgments (newest per scope, how many after a
+    # stamp): asked once per view, not once per entry (``view_memo``)
+    reads: dict = field(default_factory=dict)
 
     def note(self, judgments: int, seconds: float) -> None:
         self.judgments_behind = max(self.judgments_behind, judgments)
@@ -71,6 +74,17 @@ def watching() -> Iterator[Freshness]:
         yield seen
     finally:
         _watching.reset(token)
+
+
+def once_per_view(key: tuple, read: Callable[[], object]) -> object:
+    """``read()``, asked once per view (``watching``) for ``key``: a page's entries check the
+    same newest judgment and the same judgments after it, each check a query. Outside a view
+    (a refresh, a command) it is read every time."""
+    if (seen := _watching.get()) is None:
+        return read()
+    if key not in seen.reads:
+        seen.reads[key] = read()
+    return seen.reads[key]
 
 
 def current() -> Freshness:

@@ -94,7 +94,8 @@ def get_or_compute(part: str, compute: Callable[[], Any], *, source: str | None,
     through it."""
     study_id = selectors.study_id(study)
     key = _key(part, source, params or {}, exclude_blocked, include_trial, study_id)
-    stamp = _stamp(source, study_id)
+    stamp = board_refresh.once_per_view(("stamp", source, study_id),
+                                        lambda: _stamp(source, study_id))
     entry = cache.get(key)
     value = _fresh(key, entry, source, stamp, study_id)
     if value is _AWAIT:  # inside a refresh: another is refreshing this one; take its result
@@ -369,7 +370,9 @@ def _behind(entry: Entry, source: str | None) -> int | None:
             or time.time() - entry.snapshot_at > settings.LEADERBOARD_STALE_SECONDS):
         return None
     allowed = int(entry.count * settings.LEADERBOARD_STALE_SHARE)
-    behind = _scope(source).filter(pk__gt=entry.seen[0] or 0).order_by()[:allowed + 1].count()
+    behind = board_refresh.once_per_view(
+        ("after", source, entry.seen[0], allowed),
+        lambda: _scope(source).filter(pk__gt=entry.seen[0] or 0).order_by()[:allowed + 1].count())
     return behind if behind <= allowed else None
 
 

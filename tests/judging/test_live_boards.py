@@ -243,3 +243,25 @@ def test_entries_stored_together_share_one_count(analyst_client):
              and '"judging_judgment"."id" >' not in q["sql"] and "JOIN" not in q["sql"]
              and "created_at" not in q["sql"]]
     assert len(whole) == 2, whole  # the human judgments, and every source's (the sources list)
+
+
+def test_a_view_reads_the_newest_judgment_once_per_scope(client, expensive, gate):
+    """The study board's entries (its page, category rates, sources) served behind check the
+    newest judgment and the judgments after them once per view, not once per entry."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from studies.models import Study
+
+    comparisons = _study()
+    study = Study.objects.get(slug=settings.DEFAULT_STUDY_SLUG)
+    study.visibility = Study.Visibility.PUBLIC
+    study.save()
+    client.get(f"/s/{study.slug}/board/")
+    _vote(comparisons[0], minutes=100)
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get(f"/s/{study.slug}/board/")
+    assert page["X-Board-Judgments-Behind"] == "1"
+    newest = [q for q in queries.captured_queries  # rating_cache._stamp's query
+              if "MAX(" in q["sql"] and 'AS "reference" FROM "judging_judgment"' in q["sql"]]
+    assert len(newest) == 2  # the human judgments', every source's (the list of sources)
