@@ -9,8 +9,9 @@ import pytest
 
 from agreement import metrics
 from agreement.metrics import isolated
-from agreement.models import MetricRun, MetricScore
+from agreement.models import MetricRun, MetricScore, Report
 from agreement.services import metric_scores as svc
+from agreement.services.reports import report_generate
 from judging.models import Response
 
 WORDS = ("a man in a red jacket rides a bicycle down the busy city street past parked cars "
@@ -52,14 +53,14 @@ def test_an_error_in_the_child_is_raised_here_with_its_traceback():
 
 
 def _in_process_fails(monkeypatch):
-    """The NLTK metrics fail if scored in this process (the child is a fresh interpreter,
-    which the patch does not reach)."""
+    """The NLTK metrics fail if scored, or their settings read, in this process (the child is
+    a fresh interpreter, which the patch does not reach)."""
     def fail(*args, **kwargs):
-        raise AssertionError("scored in the caching process")
+        raise AssertionError("NLTK used in the caching process")
 
     for name in ("meteor", "rouge_l"):
         monkeypatch.setitem(metrics.METRICS, name,
-                            dataclasses.replace(metrics.METRICS[name], fn=fail))
+                            dataclasses.replace(metrics.METRICS[name], fn=fail, settings=fail))
 
 
 @pytest.mark.django_db
@@ -77,6 +78,18 @@ def test_caching_scores_meteor_and_rouge_in_the_child(study, monkeypatch):
         stored = dict(MetricScore.objects.filter(metric=name).values_list("response_id",
                                                                           "score"))
         assert [stored[r.pk] for r in responses] == want
+
+
+@pytest.mark.django_db
+def test_a_report_reads_the_nltk_metrics_settings_from_the_child(study, monkeypatch):
+    settings = {name: metrics.get(name).settings({}) for name in ("meteor", "rouge_l")}
+    _in_process_fails(monkeypatch)
+    report = report_generate({"metrics": ["meteor", "rouge_l"], "seed": 0,
+                              "bootstrap_rounds": 20})
+    assert report.status == Report.Status.DONE
+    for name, want in settings.items():
+        assert report.data["metrics"][name]["config"] == {"metric": name,
+                                                          "version": svc.METRIC_VERSION, **want}
 
 
 def _crashing_child(self):
