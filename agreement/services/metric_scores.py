@@ -89,11 +89,14 @@ def config_hash(config: dict, targets: list[MetricTarget] | None = None) -> str:
 
 
 def _score(name: str, batch: list[MetricTarget], config: dict,
-           process: MetricProcess) -> list[float]:
+           process: MetricProcess | None = None) -> list[float]:
     """Score with exactly the recorded configuration (never re-resolving a default model, which
     could put another model's numbers under this configuration's key); an NLTK metric in
-    ``process``."""
+    ``process`` (None: a process of its own)."""
     metric = metric_lib.get(name)
+    if metric.isolated and process is None:
+        with MetricProcess() as own:
+            return _score(name, batch, config, own)
     if metric.seeded_per_item:  # seeded per response, so a score never depends on batch order
         uuids = response_uuids(t.response_id for t in batch)
         return [metric.fn([""], seed=int(_sha(
