@@ -65,7 +65,11 @@ class _References:
         # Only the positions where a k-gram starts are kept, and fewer remain at each order:
         # arrays over every word of every reference, several at once, were the peak of
         # caching CIDEr-D for 240K answers.
-        words, at, doc, left = tokens.flat, np.arange(len(tokens.flat)), tokens.doc, tokens.left
+        # Positions, texts and words left fit 32 bits below 2**31 words (a quarter of the
+        # peak at 240K answers was these arrays in 64 bits).
+        index = np.int32 if len(tokens.flat) < 2**31 else np.int64
+        words, at = tokens.flat, np.arange(len(tokens.flat), dtype=index)
+        doc, left = tokens.doc.astype(index), tokens.left.astype(index)
         prefix = np.zeros(len(at), np.int64)  # id of the (k-1)-gram starting at each of ``at``
         del tokens
         for k in range(1, n + 1):
