@@ -77,6 +77,8 @@ class _References:
             at, doc, left, prefix = at[ok], doc[ok], left[ok], prefix[ok]
             del ok
             grams = prefix * _SHIFT + words[at + (k - 1)]
+            if k == n:  # the last order's sort is the peak: drop what only a next one needs
+                del words, at, left
             codes, prefix = np.unique(grams, return_inverse=True)
             del grams
             counts = sparse.csr_matrix(  # duplicate (row, col) entries sum: term frequencies

@@ -227,35 +227,38 @@ def measure(phase: str, database_url: str) -> None:
 
 
 def _measured(phase: str, database_url: str) -> tuple[float, float, float, float]:
-    """(seconds, peak RSS MB, its largest child's peak RSS MB, the largest total RSS of it and
-    its children sampled every 10 ms) of ``phase`` run in a fresh Python process: a peak
-    measured after other work in the same process would be that work's as much as this
-    phase's. Sampled from here, so the measured process runs no thread of ours."""
+    """(seconds, peak RSS MB, its children's largest total RSS MB, the largest total RSS of it
+    and its children, both sampled every 10 ms) of ``phase`` run in a fresh Python process: a
+    peak measured after other work in the same process would be that work's as much as this
+    phase's. Sampled from here, so the measured process runs no thread of ours. (Its
+    ``RUSAGE_CHILDREN`` peak is no use: a child started by fork inherits the parent's peak.)"""
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen([sys.executable, __file__, "--measure", phase,
                                  "--database-url", database_url], stdout=out, stderr=err,
                                 text=True)
-        total = 0.0
+        children = total = 0.0
         while proc.poll() is None:
-            total = max(total, _tree_rss_mb(proc.pid))
+            own = _tree_rss_mb(proc.pid, children=False)
+            tree = _tree_rss_mb(proc.pid)
+            children, total = max(children, tree - own), max(total, tree)
             time.sleep(0.01)
         out.seek(0), err.seek(0)
         stdout, stderr = out.read(), err.read()
     line = next((ln for ln in stdout.splitlines() if ln.startswith("MEASURED ")), None)
     if proc.returncode or line is None:
         sys.exit(f"measuring {phase} failed (exit code {proc.returncode}):\n{stderr}")
-    seconds, peak, child = map(float, line.split()[1:])
-    return seconds, peak, child, total
+    seconds, peak, _ = map(float, line.split()[1:])
+    return seconds, peak, children, total
 
 
-def _tree_rss_mb(pid: int) -> float:
-    """RSS of ``pid`` and all its descendants now, in MB (0 for a process already gone;
-    pages a forked child shares with its parent count in both)."""
+def _tree_rss_mb(pid: int, children: bool = True) -> float:
+    """RSS of ``pid`` and (``children``) all its descendants now, in MB (0 for a process
+    already gone; pages a forked child shares with its parent count in both)."""
     total = 0.0
     with suppress(OSError):
         with open(f"/proc/{pid}/status") as f:
             total += next((int(ln.split()[1]) for ln in f if ln.startswith("VmRSS:")), 0) / 1024
-        for task in os.listdir(f"/proc/{pid}/task"):
+        for task in os.listdir(f"/proc/{pid}/task") if children else ():
             with open(f"/proc/{pid}/task/{task}/children") as f:
                 total += sum(_tree_rss_mb(int(c)) for c in f.read().split())
     return total
@@ -325,7 +328,7 @@ def bench_report(n_comparisons: int, runs: int, cache_runs: int, engine: str, re
           f"(target <= {target} s at {c['judgments_used']:,} judgments); "
           f"{c['items']:,} items, {report.files.count()} files")
     print(_peak_line("of the report (a fresh process per run)", [r[1] for r in reports]))
-    print(f"   (its largest child, the forked statistics one: "
+    print(f"   (its children, the forked statistics one the largest: "
           f"{_spread([r[2] for r in reports], '.0f', 'MB')}; the report and its children, "
           f"sampled every 10 ms: {_spread([r[3] for r in reports], '.0f', 'MB')}; pages a fork "
           f"shares with the report counted in both); load average {os.getloadavg()[0]:.1f}")
