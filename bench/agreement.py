@@ -17,8 +17,9 @@
    from an empty cache (``--cache-runs``) and for the report, as "median (best-worst) over N
    runs". Every run is a fresh Python process (``--measure``): a peak taken after other
    work in the same process would be partly that work's. Caching scores METEOR and ROUGE-L
-   in a child process (``agreement.metrics.isolated``), so its figure is the worker's and
-   the child's peaks added, beside the largest total RSS of the two sampled while they ran. The database is kept; ``--reuse``
+   in a child process (``agreement.metrics.isolated``), so its figure is the largest total RSS
+   of the worker and the child, sampled while they ran (each one's peak, and the two added,
+   beside it). The database is kept; ``--reuse``
    measures it again without rebuilding.
 """
 from __future__ import annotations
@@ -312,11 +313,13 @@ def bench_report(n_comparisons: int, runs: int, cache_runs: int, engine: str, re
     if caching:
         print(f"   lexical metrics cached ({', '.join(LEXICAL)}, length, random) in "
               f"{_spread([c[0] for c in caching], '.1f', 's')} (not part of the report time)")
-        print(_peak_line("caching the metrics, worker + its METEOR/ROUGE-L process (peaks "
-                         "added; a fresh process per run)", [c[1] + c[2] for c in caching]))
+        print(_peak_line("caching the metrics, the worker and its METEOR/ROUGE-L process "
+                         "together (sampled every 10 ms; a fresh process per run)",
+                         [c[3] for c in caching]))
         print(f"   (the worker {_spread([c[1] for c in caching], '.0f', 'MB')}; its metric "
-              f"process {_spread([c[2] for c in caching], '.0f', 'MB')}; both together, "
-              f"sampled every 10 ms: {_spread([c[3] for c in caching], '.0f', 'MB')})")
+              f"process {_spread([c[2] for c in caching], '.0f', 'MB')}; the two peaks added, "
+              f"an upper bound, as they never run at once at their peaks: "
+              f"{_spread([c[1] + c[2] for c in caching], '.0f', 'MB')})")
     connections.close_all()
     reports = [_measured("report", url) for _ in range(runs)]
     times = [r[0] for r in reports]
