@@ -65,7 +65,11 @@ class _References:
         # Only the positions where a k-gram starts are kept, and fewer remain at each order:
         # arrays over every word of every reference, several at once, were the peak of
         # caching CIDEr-D for 240K answers.
-        words, at, doc, left = tokens.flat, np.arange(len(tokens.flat)), tokens.doc, tokens.left
+        # Positions, texts and words left fit 32 bits below 2**31 words (a quarter of the
+        # peak at 240K answers was these arrays in 64 bits).
+        index = np.int32 if len(tokens.flat) < 2**31 else np.int64
+        words, at = tokens.flat, np.arange(len(tokens.flat), dtype=index)
+        doc, left = tokens.doc.astype(index), tokens.left.astype(index)
         prefix = np.zeros(len(at), np.int64)  # id of the (k-1)-gram starting at each of ``at``
         del tokens
         for k in range(1, n + 1):
@@ -73,6 +77,8 @@ class _References:
             at, doc, left, prefix = at[ok], doc[ok], left[ok], prefix[ok]
             del ok
             grams = prefix * _SHIFT + words[at + (k - 1)]
+            if k == n:  # the last order's sort is the peak: drop what only a next one needs
+                del words, at, left
             codes, prefix = np.unique(grams, return_inverse=True)
             del grams
             counts = sparse.csr_matrix(  # duplicate (row, col) entries sum: term frequencies

@@ -16,7 +16,10 @@
    peak RSS <= 600 MB (a worker's share of a 2-core, 24 GB machine) for caching the metrics
    from an empty cache (``--cache-runs``) and for the report, as "median (best-worst) over N
    runs". Every run is a fresh Python process (``--measure``): a peak taken after other
-   work in the same process would be partly that work's. The database is kept; ``--reuse``
+   work in the same process would be partly that work's. Caching scores METEOR and ROUGE-L
+   in a child process (``agreement.metrics.isolated``), so its figure is the largest total RSS
+   of the worker and the child, sampled while they ran (each one's peak, and the two added,
+   beside it). The database is kept; ``--reuse``
    measures it again without rebuilding.
 """
 from __future__ import annotations
@@ -30,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import suppress
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from statistics import median
@@ -223,17 +227,42 @@ def measure(phase: str, database_url: str) -> None:
           f"{_peak_rss_mb(resource.RUSAGE_CHILDREN):.1f}")
 
 
-def _measured(phase: str, database_url: str) -> tuple[float, float, float]:
-    """(seconds, peak RSS MB, its largest child's peak RSS MB) of ``phase`` run in a fresh
-    Python process: a peak measured after other work in the same process would be that
-    work's as much as this phase's."""
-    out = subprocess.run([sys.executable, __file__, "--measure", phase, "--database-url",
-                          database_url], capture_output=True, text=True, check=False)
-    line = next((ln for ln in out.stdout.splitlines() if ln.startswith("MEASURED ")), None)
-    if out.returncode or line is None:
-        sys.exit(f"measuring {phase} failed (exit code {out.returncode}):\n{out.stderr}")
-    seconds, peak, child = map(float, line.split()[1:])
-    return seconds, peak, child
+def _measured(phase: str, database_url: str) -> tuple[float, float, float, float]:
+    """(seconds, peak RSS MB, its children's largest total RSS MB, the largest total RSS of it
+    and its children, both sampled every 10 ms) of ``phase`` run in a fresh Python process: a
+    peak measured after other work in the same process would be that work's as much as this
+    phase's. Sampled from here, so the measured process runs no thread of ours. (Its
+    ``RUSAGE_CHILDREN`` peak is no use: a child started by fork inherits the parent's peak.)"""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen([sys.executable, __file__, "--measure", phase,
+                                 "--database-url", database_url], stdout=out, stderr=err,
+                                text=True)
+        children = total = 0.0
+        while proc.poll() is None:
+            own = _tree_rss_mb(proc.pid, children=False)
+            tree = _tree_rss_mb(proc.pid)
+            children, total = max(children, tree - own), max(total, tree)
+            time.sleep(0.01)
+        out.seek(0), err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    line = next((ln for ln in stdout.splitlines() if ln.startswith("MEASURED ")), None)
+    if proc.returncode or line is None:
+        sys.exit(f"measuring {phase} failed (exit code {proc.returncode}):\n{stderr}")
+    seconds, peak, _ = map(float, line.split()[1:])
+    return seconds, peak, children, total
+
+
+def _tree_rss_mb(pid: int, children: bool = True) -> float:
+    """RSS of ``pid`` and (``children``) all its descendants now, in MB (0 for a process
+    already gone; pages a forked child shares with its parent count in both)."""
+    total = 0.0
+    with suppress(OSError):
+        with open(f"/proc/{pid}/status") as f:
+            total += next((int(ln.split()[1]) for ln in f if ln.startswith("VmRSS:")), 0) / 1024
+        for task in os.listdir(f"/proc/{pid}/task") if children else ():
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                total += sum(_tree_rss_mb(int(c)) for c in f.read().split())
+    return total
 
 
 def _spread(values: list[float], fmt: str, unit: str) -> str:
@@ -284,8 +313,13 @@ def bench_report(n_comparisons: int, runs: int, cache_runs: int, engine: str, re
     if caching:
         print(f"   lexical metrics cached ({', '.join(LEXICAL)}, length, random) in "
               f"{_spread([c[0] for c in caching], '.1f', 's')} (not part of the report time)")
-        print(_peak_line("caching the metrics (a fresh process per run)",
-                         [c[1] for c in caching]))
+        print(_peak_line("caching the metrics, the worker and its METEOR/ROUGE-L process "
+                         "together (sampled every 10 ms; a fresh process per run)",
+                         [c[3] for c in caching]))
+        print(f"   (the worker {_spread([c[1] for c in caching], '.0f', 'MB')}; its metric "
+              f"process {_spread([c[2] for c in caching], '.0f', 'MB')}; the two peaks added, "
+              f"an upper bound, as they never run at once at their peaks: "
+              f"{_spread([c[1] + c[2] for c in caching], '.0f', 'MB')})")
     connections.close_all()
     reports = [_measured("report", url) for _ in range(runs)]
     times = [r[0] for r in reports]
@@ -297,9 +331,10 @@ def bench_report(n_comparisons: int, runs: int, cache_runs: int, engine: str, re
           f"(target <= {target} s at {c['judgments_used']:,} judgments); "
           f"{c['items']:,} items, {report.files.count()} files")
     print(_peak_line("of the report (a fresh process per run)", [r[1] for r in reports]))
-    print(f"   (its forked statistics child: {_spread([r[2] for r in reports], '.0f', 'MB')}, "
-          f"pages shared with the report counted in both); load average "
-          f"{os.getloadavg()[0]:.1f}")
+    print(f"   (its children, the forked statistics one the largest: "
+          f"{_spread([r[2] for r in reports], '.0f', 'MB')}; the report and its children, "
+          f"sampled every 10 ms: {_spread([r[3] for r in reports], '.0f', 'MB')}; pages a fork "
+          f"shares with the report counted in both); load average {os.getloadavg()[0]:.1f}")
     if out_dir:
         report_write_dir(report, out_dir)
         print(f"   written to {out_dir}")

@@ -149,7 +149,7 @@ def _settings(options: dict) -> dict:
             "scale": "0-1", "packages": _common.package_versions("nltk")}
 
 
-@register(name="meteor", label="METEOR", settings=_settings)
+@register(name="meteor", label="METEOR", settings=_settings, isolated=True)
 def meteor(candidates: Sequence[str], references: Sequence[Reference]) -> list[float]:
     """NLTK METEOR (exact + Porter stem + WordNet synonym matching), 0-1, best reference."""
     from nltk.translate.meteor_score import meteor_score

@@ -42,6 +42,9 @@ class Metric:
     needs_model: bool = False
     #: Part of a report's default metrics.
     default: bool = True
+    #: Imports NLTK (and METEOR WordNet): the metric service scores it, and reads its
+    #: settings, in a child process (``metrics.isolated``), so a worker never holds them.
+    isolated: bool = False
 
 
 METRICS: dict[str, Metric] = {}

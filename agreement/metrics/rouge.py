@@ -53,7 +53,7 @@ def _settings(options: dict) -> dict:
 
 @register(name="rouge_l", label="ROUGE-L", settings=_settings,
           paper_default={"variant": "rougeL"},
-          call_options=lambda config: {"use_stemmer": config["use_stemmer"]})
+          call_options=lambda config: {"use_stemmer": config["use_stemmer"]}, isolated=True)
 def rouge_l(
     candidates: Sequence[str], references: Sequence[Reference], use_stemmer: bool = True
 ) -> list[float]:

@@ -6,19 +6,23 @@ by batch, and is safe to run twice: rows are keyed uniquely and written with
 ``ignore_conflicts``, and progress is recomputed, never incremented blindly.
 ``metric_scores_ensure`` does the same synchronously for a report
 (``services.reports.report_data_compute`` calls it before gathering the report's data).
+The metrics that import NLTK (METEOR, ROUGE-L) are scored, and their settings read, in a child
+process (``metrics.isolated``): this process never holds NLTK or WordNet.
 """
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import json
 import logging
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from django.db import transaction
 from django.utils import timezone
 
 from agreement import metrics as metric_lib
+from agreement.metrics.isolated import MetricProcess
 from agreement.metrics.registry import UnknownMetric  # noqa: F401  (callers catch it here)
 from agreement.metrics.registry import check_names as check_metrics
 from annotation.core.jobs import admit
@@ -60,13 +64,20 @@ def _reference_hash(references: tuple[str, ...]) -> str:
     return _sha(json.dumps(list(references), ensure_ascii=False))
 
 
-def metric_config(name: str, options: dict | None = None) -> dict:
+def metric_config(name: str, options: dict | None = None,
+                  process: MetricProcess | None = None) -> dict:
     """What determines a metric's numbers: our version of it and its full settings (model,
     layer, tokenizers, smoothing, WordNet, package versions: ``metrics.settings``). The cache
     is keyed by its hash, so two BERTScore models, or two versions of a package, never share
     scores. Options: ``seed`` (random), ``bert_model``, ``bert_num_layers`` (BERTScore)."""
     options = options or {}
-    return {"metric": name, "version": METRIC_VERSION, **metric_lib.get(name).settings(options)}
+    metric = metric_lib.get(name)
+    if not metric.isolated:
+        return {"metric": name, "version": METRIC_VERSION, **metric.settings(options)}
+    if process is None:
+        with MetricProcess() as own:
+            return metric_config(name, options, own)
+    return {"metric": name, "version": METRIC_VERSION, **process.settings(name, options)}
 
 
 def config_hash(config: dict, targets: list[MetricTarget] | None = None) -> str:
@@ -78,10 +89,15 @@ def config_hash(config: dict, targets: list[MetricTarget] | None = None) -> str:
     return _sha(json.dumps(payload, sort_keys=True))
 
 
-def _score(name: str, batch: list[MetricTarget], config: dict) -> list[float]:
+def _score(name: str, batch: list[MetricTarget], config: dict,
+           process: MetricProcess | None = None) -> list[float]:
     """Score with exactly the recorded configuration (never re-resolving a default model, which
-    could put another model's numbers under this configuration's key)."""
+    could put another model's numbers under this configuration's key); an NLTK metric in
+    ``process`` (None: a process of its own)."""
     metric = metric_lib.get(name)
+    if metric.isolated and process is None:
+        with MetricProcess() as own:
+            return _score(name, batch, config, own)
     if metric.seeded_per_item:  # seeded per response, so a score never depends on batch order
         uuids = response_uuids(t.response_id for t in batch)
         return [metric.fn([""], seed=int(_sha(
@@ -91,7 +107,8 @@ def _score(name: str, batch: list[MetricTarget], config: dict) -> list[float]:
     else:
         texts = response_texts(t.response_id for t in batch)
         candidates = [texts[t.response_id] for t in batch]
-    return metric.fn(candidates, [t.references for t in batch], **metric.call_options(config))
+    score = partial(process.score, name) if metric.isolated else metric.fn
+    return score(candidates, [t.references for t in batch], **metric.call_options(config))
 
 
 class _TextsOf(Sequence):
@@ -113,12 +130,13 @@ class _TextsOf(Sequence):
 
 
 def _score_metric(name: str, targets: list[MetricTarget], options: dict,
-                  refs: dict[int, str], on_batch=None) -> tuple[dict, str, int, int, dict]:
+                  refs: dict[int, str], process: MetricProcess,
+                  on_batch=None) -> tuple[dict, str, int, int, dict]:
     """Score the targets the cache lacks for one metric; returns (config, config hash, cached,
     new, {response id: score} of every target). ``refs``: each target's reference hash.
     The cache is read once; only when something was scored is it read again (what the table
     holds then is the answer: a row another worker wrote first is kept, not ours)."""
-    config = metric_config(name, options)
+    config = metric_config(name, options, process)
     chash = config_hash(config, targets)
     current = current_scores(name, chash, refs)
     todo = [t for t in targets if t.response_id not in current]
@@ -130,7 +148,7 @@ def _score_metric(name: str, targets: list[MetricTarget], options: dict,
     written = 0
     for start in range(0, len(todo), max(size, 1)):
         batch = todo[start:start + size]
-        scores = _score(name, batch, config)
+        scores = _score(name, batch, config, process)
         now = timezone.now()
         for at in range(0, len(batch), WRITE_ROWS):  # a corpus batch is every target
             MetricScore.objects.bulk_create(
@@ -163,22 +181,47 @@ def metric_scores_ensure(metrics: list[str], options: dict | None = None, on_met
     targets = metric_targets(study=study)
     refs = {t.response_id: reference_hash(t.references) for t in targets}
     summary, scores = {}, {}
-    for i, name in enumerate(computing_order(metrics)):
-        if on_metric:
-            on_metric(i, name)
-        config, chash, cached, computed, scores[name] = _score_metric(
-            name, targets, options or {}, refs)
-        summary[name] = {"config": config, "config_hash": chash,
-                         "cached": cached, "computed": computed, "n": len(targets)}
+    with MetricProcess() as process:
+        for i, name in _each_metric(metrics, process):
+            if on_metric:
+                on_metric(i, name)
+            config, chash, cached, computed, scores[name] = _score_metric(
+                name, targets, options or {}, refs, process)
+            summary[name] = {"config": config, "config_hash": chash,
+                             "cached": cached, "computed": computed, "n": len(targets)}
     return {m: summary[m] for m in metrics}, {m: scores[m] for m in metrics}
 
 
 def computing_order(metrics: list[str]) -> list[str]:
-    """Corpus metrics (CIDEr-D: every response at once) first: their peak then comes before
-    WordNet (METEOR) is loaded and before other metrics' allocations have fragmented the
-    heap. Caching the lexical metrics for 24K responses in one process peaked at 631 MB in
-    the given order and at 418 MB in this one."""
-    return sorted(metrics, key=lambda m: not metric_lib.get(m).corpus)
+    """Corpus metrics (CIDEr-D: every response at once) first, before other metrics'
+    allocations have fragmented the heap (caching the lexical metrics for 24K responses in one
+    process peaked at 631 MB with CIDEr-D last, 418 MB with it first); then the NLTK metrics,
+    in the metric process, which is ended before the rest."""
+    return sorted(metrics, key=lambda m: (not metric_lib.get(m).corpus,
+                                          not metric_lib.get(m).isolated))
+
+
+def _each_metric(metrics: list[str], process: MetricProcess):
+    """(i, name) in computing order. After a corpus metric the heap's freed pages go back to
+    the system, and ``process`` is closed as soon as no metric left needs it: the metric
+    process never runs beside this process's largest allocations."""
+    order = computing_order(metrics)
+    for i, name in enumerate(order):
+        yield i, name
+        if metric_lib.get(name).corpus:
+            _return_freed_memory()
+        if not any(metric_lib.get(m).isolated for m in order[i + 1:]):
+            process.close()
+
+
+def _return_freed_memory() -> None:
+    """glibc's ``malloc_trim``: CIDEr-D's freed arrays stay in the heap, and so in this
+    process's RSS (~300 MB at 1M judgments), until it is asked to give them back. Elsewhere
+    (macOS, musl) nothing."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def metric_run_start(metrics: list[str], *, options: dict | None = None,
@@ -194,9 +237,10 @@ def metric_run_start(metrics: list[str], *, options: dict | None = None,
     options = options or {}
     targets = metric_targets(study=study)
     configs = {}
-    for name in metrics:
-        config = metric_config(name, options)
-        configs[name] = {"config": config, "config_hash": config_hash(config, targets)}
+    with MetricProcess() as process:
+        for name in metrics:
+            config = metric_config(name, options, process)
+            configs[name] = {"config": config, "config_hash": config_hash(config, targets)}
     with transaction.atomic():
         fingerprint = metric_run_fingerprint(metrics, options, study_pk(study))
         if queue and (existing := admit(METRIC_RUN, owner=created_by, fingerprint=fingerprint)):
@@ -226,22 +270,9 @@ def metric_run_work(run_id: int) -> MetricRun:
     total_cached = 0
     configs = dict(run.configs)
     try:
-        for i, name in enumerate(computing_order(run.metrics)):
-            base = i * len(targets)
-
-            def progress(n, base=base):
-                MetricRun.objects.filter(pk=run.pk).update(done=base + n)
-
-            config, chash, cached, _, _ = _score_metric(name, targets, run.options, refs,
-                                                        on_batch=progress)
-            if configs.get(name, {}).get("config_hash") not in (None, chash):
-                log.warning("metric run %s: %s ran with another configuration than recorded "
-                            "at start (the worker's environment differs); recording it",
-                            run.uuid, name)
-            configs[name] = {"config": config, "config_hash": chash}  # what really ran
-            total_cached += cached
-            MetricRun.objects.filter(pk=run.pk).update(done=base + len(targets),
-                                                       configs=configs)
+        with MetricProcess() as process:
+            for i, name in _each_metric(run.metrics, process):
+                total_cached += _work_metric(run, i, name, targets, refs, configs, process)
     except Exception as exc:
         log.exception("metric run %s failed", run.uuid)
         run.mark_failed(exc)
@@ -251,3 +282,23 @@ def metric_run_work(run_id: int) -> MetricRun:
         done=len(targets) * len(run.metrics), cached=total_cached, finished_at=timezone.now())
     run.refresh_from_db()
     return run
+
+
+def _work_metric(run: MetricRun, i: int, name: str, targets: list[MetricTarget],
+                 refs: dict[int, str], configs: dict, process: MetricProcess) -> int:
+    """Score the ``i``-th metric of a run, recording progress and the configuration that
+    really ran in ``configs``; returns how many scores were cached already."""
+    base = i * len(targets)
+
+    def progress(n):
+        MetricRun.objects.filter(pk=run.pk).update(done=base + n)
+
+    config, chash, cached, _, _ = _score_metric(name, targets, run.options, refs, process,
+                                                on_batch=progress)
+    if configs.get(name, {}).get("config_hash") not in (None, chash):
+        log.warning("metric run %s: %s ran with another configuration than recorded "
+                    "at start (the worker's environment differs); recording it",
+                    run.uuid, name)
+    configs[name] = {"config": config, "config_hash": chash}  # what really ran
+    MetricRun.objects.filter(pk=run.pk).update(done=base + len(targets), configs=configs)
+    return cached
