@@ -34,3 +34,19 @@ def django_on_fresh_database(name: str, **env: str) -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
+
+
+def cast_votes_now(n: int, copied_from: str = "SELECT * FROM judging_judgment ORDER BY id") -> None:
+    """``n`` judgments cast just now (copies of the first ``n`` rows ``copied_from`` selects,
+    a millisecond apart, the last one now): what arrives while a board is live, after the time
+    its counts were folded to."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO judging_judgment (uuid, comparison_id, source, annotator, kind, choice, "
+            "feedback, turn, meta, template_version, prompt_hash, import_file, rejected, "
+            "created_at) SELECT gen_random_uuid(), comparison_id, source, annotator, kind, "
+            "choice, '', turn, '{}', '', '', '', false, now() - (%s - row_number() OVER "
+            f"(ORDER BY id)) * interval '1 millisecond' FROM ({copied_from} LIMIT %s) j",
+            [n, n])

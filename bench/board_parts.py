@@ -25,21 +25,6 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 
-def _cast_now(n: int) -> None:
-    """``n`` human votes cast just now (copies of the newest ``n``, a millisecond apart)."""
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO judging_judgment (uuid, comparison_id, source, annotator, kind, choice, "
-            "feedback, turn, meta, template_version, prompt_hash, import_file, rejected, "
-            "created_at) SELECT gen_random_uuid(), comparison_id, source, annotator, kind, "
-            "choice, '', turn, '{}', '', '', '', false, now() - (%s - row_number() OVER "
-            "(ORDER BY id)) * interval '1 millisecond' FROM (SELECT * FROM judging_judgment "
-            "WHERE source = 'human' AND kind = 'pairwise' ORDER BY id DESC LIMIT %s) j",
-            [n, n])
-
-
 def _timed(fn, runs: int, before) -> tuple[list[float], object]:
     walls, out = [], None
     for _ in range(runs):
@@ -60,6 +45,7 @@ def main() -> None:
     ap.add_argument("--new", type=int, default=200, help="votes cast before each folded run")
     args = ap.parse_args()
     import leaderboard_cache
+    from _postgres import cast_votes_now
 
     leaderboard_cache._setup(reuse=True)
     from django.core.cache import cache
@@ -77,7 +63,8 @@ def main() -> None:
     }
 
     def new_votes():
-        _cast_now(args.new)
+        cast_votes_now(args.new, "SELECT * FROM judging_judgment WHERE source = 'human' AND "
+                       "kind = 'pairwise' ORDER BY id DESC")
         time.sleep(folded_counts.SETTLE_SECONDS)
 
     print(f"One refresh's parts at {selectors.pairwise_judgments_qs().count():,} human votes; "

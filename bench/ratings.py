@@ -211,21 +211,6 @@ def _load(n: int, m: int, seed: int, instances: int = 2_000, comparisons: int = 
         cursor.execute("VACUUM ANALYZE judging_response")
 
 
-def _append(n: int) -> None:
-    """``n`` verdicts cast just now (copies of the first ``n``, a millisecond apart, the last
-    one now): what arrives while a board is live, after the state's settled time."""
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO judging_judgment (uuid, comparison_id, source, annotator, kind, choice, "
-            "feedback, turn, meta, template_version, prompt_hash, import_file, rejected, "
-            "created_at) SELECT gen_random_uuid(), comparison_id, source, annotator, kind, "
-            "choice, '', turn, '{}', '', '', '', false, now() - (%s - row_number() OVER "
-            "(ORDER BY id)) * interval '1 millisecond' FROM "
-            "(SELECT * FROM judging_judgment ORDER BY id LIMIT %s) j", [n, n])
-
-
 def _runs(fn, repeats, before=None):
     """(Seconds over ``repeats`` wall-clock runs of ``fn``, its last result); ``before`` runs
     untimed before each."""
@@ -254,6 +239,7 @@ def bench_from_database(n: int, m: int, rounds: int, repeats: int, reuse: bool,
     every row (a cold state), and the whole board. Values are checked equal to the every-row
     path: BT to the bit, Elo to the bit."""
     _django_postgres(n, m, reuse, seed)
+    from _postgres import cast_votes_now
     from django.core.cache import cache
 
     from annotation.core import analytic
@@ -280,7 +266,7 @@ def bench_from_database(n: int, m: int, rounds: int, repeats: int, reuse: bool,
             *counted_pairs(pairwise_board_inputs().counts), rounds=rounds, seed=seed)
 
     def append():
-        _append(appended)
+        cast_votes_now(appended)
         time.sleep(folded_counts.SETTLE_SECONDS)  # the previous run's new verdicts are settled
 
     print(f"From the database (PostgreSQL, {n:,} human verdicts, {m} models); load avg "
