@@ -103,7 +103,8 @@ def get_or_compute(part: str, compute: Callable[[], Any], *, source: str | None,
         stamp, entry = _stamp(source, study_id), cache.get(key)
         value = _fresh(key, entry, source, stamp, study_id)
     if value is _AWAIT:  # still running after LOCK_SECONDS: build on what there is
-        board_refresh.built_from(Entry(*entry).seen, Entry(*entry).snapshot_at)
+        waited = Entry(*entry)
+        board_refresh.built_from(waited.seen, waited.snapshot_at)
         value = _STALE_SERVED
     if value is _STALE_SERVED:  # a little behind: served, and refreshed in the background
         entry = Entry(*entry)
