@@ -71,7 +71,7 @@ def _judgment_sources(study) -> list[tuple[str, int, int]]:
     """(source, pairwise judgments, grades) per judgment source of ``study`` (through the
     instance judged), humans first, in one query."""
     rows = (Judgment.objects.exclude(kind=Judgment.Kind.ADJUDICATION)  # rulings, not judgments
-            .filter(Q(comparison__instance__study=study) | Q(response__instance__study=study))
+            .filter(study=study)
             .order_by().values("source")
             .annotate(pairwise=Count("id", filter=Q_PAIRWISE), grades=Count("id", filter=Q_SCORE)))
     rows = [(r["source"], r["pairwise"], r["grades"]) for r in rows]

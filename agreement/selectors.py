@@ -109,7 +109,7 @@ def pairwise_data(split: str = "all", judges: list[str] | None = None,
     re-run), humans keep every vote."""
     qs = (Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE, comparison__isnull=False,
                                   choice__in=ratings.VOTES, comparison__gold_choice="",
-                                  comparison__instance__study_id=study_id(study))
+                                  study_id=study_id(study))
           .filter(_instance_filter(split, "comparison__instance__")))
     if judges is not None:
         qs = qs.filter(source__in=[Judgment.HUMAN, *judges])
@@ -310,7 +310,7 @@ def feedback_judgments(split: str = "all", judges: list[str] | None = None,
     instances (counted in the report's snapshot; not analysed)."""
     qs = without_trial_votes(
         Judgment.objects.filter(kind=Judgment.Kind.FEEDBACK, response__isnull=False,
-                                response__instance__study_id=study_id(study)),
+                                study_id=study_id(study)),
         include_trial).filter(_instance_filter(split, "response__instance__"))
     if judges is not None:
         qs = qs.filter(source__in=[Judgment.HUMAN, *judges])
@@ -350,8 +350,7 @@ def database_counts(study=None) -> dict:
     """The study's counts for the snapshot (what existed when the report ran). A judgment is
     the study's through the instance it judged (a comparison's or a response's)."""
     sid = study_id(study)
-    judgments = Judgment.objects.filter(Q(comparison__instance__study_id=sid)
-                                        | Q(response__instance__study_id=sid))
+    judgments = Judgment.objects.filter(study_id=sid)
     by_source = dict(judgments.values_list("source").annotate(n=Count("pk"))
                      .values_list("source", "n"))
     last = judgments.aggregate(last=Max("created_at"))["last"]

@@ -46,7 +46,7 @@ def cast_votes_now(n: int, copied_from: str = "SELECT * FROM judging_judgment OR
         cursor.execute(
             "INSERT INTO judging_judgment (uuid, comparison_id, source, annotator, kind, choice, "
             "feedback, turn, meta, template_version, prompt_hash, import_file, rejected, "
-            "created_at) SELECT gen_random_uuid(), comparison_id, source, annotator, kind, "
-            "choice, '', turn, '{}', '', '', '', false, now() - (%s - row_number() OVER "
-            f"(ORDER BY id)) * interval '1 millisecond' FROM ({copied_from} LIMIT %s) j",
+            "created_at, study_id) SELECT gen_random_uuid(), comparison_id, source, annotator, "
+            "kind, choice, '', turn, '{}', '', '', '', false, now() - (%s - row_number() OVER "
+            f"(ORDER BY id)) * interval '1 millisecond', study_id FROM ({copied_from} LIMIT %s) j",
             [n, n])

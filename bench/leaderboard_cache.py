@@ -33,12 +33,12 @@ STRENGTH = {"Reference": 2.0, "M-strong": 1.2, "M-good": 0.6, "M-mid": 0.0, "M-w
 JUDGE = "judge-good"
 
 
-def _setup(reuse: bool) -> None:
+def _setup(reuse: bool, name: str = "leaderboard_cache") -> None:
     if reuse:  # the database a previous run loaded (its name as fresh_database makes it)
         server, _, test_db = os.environ["TEST_DATABASE_URL"].rpartition("/")
-        os.environ["DATABASE_URL"] = f"{server}/{test_db}_leaderboard_cache"
+        os.environ["DATABASE_URL"] = f"{server}/{test_db}_{name}"
     else:
-        os.environ["DATABASE_URL"] = fresh_database("leaderboard_cache")
+        os.environ["DATABASE_URL"] = fresh_database(name)
     os.environ.update(SECRET_KEY="bench-only", DJANGO_SETTINGS_MODULE="config.settings",
                       DEBUG="0", DATABASE_CONN_MAX_AGE="60")
     os.environ.pop("CELERY_BROKER_URL", None)
@@ -98,6 +98,7 @@ def build(instances: int, seed: int = 0) -> dict:
 
     from annotation.models import Instance, InstructionFamily
     from judging.models import Comparison, EvalModel, Judgment, Response
+    from studies.models import default_study_id
 
     rnd = random.Random(seed)
     EvalModel.objects.bulk_create([EvalModel(name=n, is_reference=n == "Reference")
@@ -149,9 +150,10 @@ def build(instances: int, seed: int = 0) -> dict:
                        "choice": "tie" if r < 0.05 else ("A" if (rnd.random() < p_a)
                                                          != (r < 0.15) else "B"),
                        "created_at": now + timedelta(seconds=k)}
-    judged = _copy(Judgment, judgments(), _defaults(Judgment, ("comparison_id", "source",
-                                                               "annotator", "choice",
-                                                               "created_at")))
+    judged = _copy(Judgment, judgments(), {**_defaults(Judgment, ("comparison_id", "source",
+                                                                  "annotator", "choice",
+                                                                  "created_at")),
+                                           "study_id": default_study_id()})
     with connection.cursor() as cursor:
         for model in (Instance, Response, Comparison, Judgment):
             cursor.execute(f'VACUUM ANALYZE "{model._meta.db_table}"')

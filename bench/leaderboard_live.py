@@ -2,11 +2,13 @@
 steady rate through the real submit path while an analyst's views are timed.
 
 Usage: eval "$(scripts/services.sh start)"; .venv/bin/python bench/leaderboard_live.py
-    [--instances 50000] [--rate 20] [--seconds 60] [--runs 5] [--reuse]
+    [--instances 50000] [--rate 20] [--seconds 60] [--runs 5] [--studies 1] [--reuse]
 
 The database is bench/leaderboard_cache.py's (``--instances 50000``: 1,000,000 human votes,
 about 260,000 verdicts of an LLM judge, 15 models); ``--reuse`` keeps the one a previous run
-loaded. A pairwise rating batch over some of its comparisons is opened and ``--rate`` annotators
+loaded. With ``--studies N`` the deployment holds N studies of that size
+(``bench/_studies.py`` copies the first; a database of its own), and the votes and views are
+the first study's: its cost should not grow with the others'. A pairwise rating batch over some of its comparisons is opened and ``--rate`` annotators
 each submit one vote a second through ``/work/batch/<uuid>/next/`` and the task form, while one
 analyst loops over every view of the human board: the page, its JSON and CSV downloads, both
 plots, the API and the study's public board. Every view kind is requested once before the votes
@@ -44,11 +46,13 @@ VIEWS = {
 GOAL_MS, GOAL_SECONDS, GOAL_SHARE = 100.0, 30.0, 0.01
 
 
-def _setup(instances: int, reuse: bool) -> dict:
+def _setup(instances: int, reuse: bool, studies: int = 1) -> dict:
     """The database (loaded once), its users' sessions and the rating batch."""
+    import _studies
     import leaderboard_cache
 
-    leaderboard_cache._setup(reuse)
+    leaderboard_cache._setup(reuse, "leaderboard_cache" if studies == 1
+                             else f"leaderboard_studies_{studies}")
     from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
     from django.contrib.auth.models import Group, User
@@ -57,9 +61,10 @@ def _setup(instances: int, reuse: bool) -> dict:
     from judging.models import Comparison, Judgment
     from studies.models import Study
 
+    study = Study.objects.get(slug=settings.DEFAULT_STUDY_SLUG)
     if not reuse:
         print(f"Loaded {leaderboard_cache.build(instances)}", flush=True)
-    study = Study.objects.get(slug=settings.DEFAULT_STUDY_SLUG)
+        _studies.add_copies(study, studies - 1)
     Study.objects.filter(pk=study.pk).update(visibility="public")
     store = import_string(settings.SESSION_ENGINE + ".SessionStore")
 
@@ -74,8 +79,10 @@ def _setup(instances: int, reuse: bool) -> dict:
         s.create()
         return s.session_key
 
-    return {"study": study.slug, "session": session, "comparisons": Comparison.objects,
-            "human": Judgment.objects.filter(source="human")}
+    return {"study": study.slug, "session": session,
+            "comparisons": Comparison.objects.filter(instance__study=study),
+            "human": Judgment.objects.filter(source="human", study=study),
+            "studies": Study.objects.count(), "everyone": Judgment.with_rejected}
 
 
 def _batch(ctx: dict, votes: int, annotators: int) -> str:
@@ -152,7 +159,7 @@ def one_run(ctx: dict, rate: int, seconds: float, workers: int) -> dict:
     batch = _batch(ctx, int(rate * seconds * 1.2), rate)
     annotators = [ctx["session"](f"live{i}", "annotator") for i in range(rate)]
     analyst = ctx["session"]("live-analyst", "analyst")
-    judgments = ctx["human"].count()
+    judgments, everyone = ctx["human"].count(), ctx["everyone"].count()
     connections.close_all()
     port = _free_port()
     env = {**os.environ, "SESSION_COOKIE_SECURE": "0", "CSRF_COOKIE_SECURE": "0",
@@ -181,7 +188,7 @@ def one_run(ctx: dict, rate: int, seconds: float, workers: int) -> dict:
         server.wait(timeout=30)
     checked = _check_counts()
     every = [t for times in log["views"].values() for t in times]
-    return {"checked": checked, "judgments": judgments, "cold": cold, "wall": wall, "votes": len(log["votes"]),
+    return {"checked": checked, "judgments": judgments, "everyone": everyone, "cold": cold, "wall": wall, "votes": len(log["votes"]),
             "views": log["views"], "p95": _pct(every, 0.95), "behind": log["behind"],
             "slow": log["slow"],
             "errors": log["errors"]}
@@ -219,7 +226,8 @@ def _pct(values, q) -> float:
 
 
 def _print_run(n: int, run: dict) -> None:
-    print(f"run {n}: {run['judgments']:,} human judgments, load avg {os.getloadavg()[0]:.1f}; "
+    print(f"run {n}: {run['judgments']:,} human judgments ({run['everyone']:,} in all "
+          f"studies), load avg {os.getloadavg()[0]:.1f}; "
           f"cold views {run['cold']:.1f} s; {run['votes']} votes in {run['wall']:.0f} s "
           f"({run['votes'] / run['wall']:.1f}/s); errors {len(run['errors'])} "
           f"{run['errors'][:3]}")
@@ -245,11 +253,12 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--workers", type=int, default=3, help="gunicorn workers")
+    ap.add_argument("--studies", type=int, default=1, help="studies of that size")
     ap.add_argument("--reuse", action="store_true")
     args = ap.parse_args()
     if not os.environ.get("TEST_REDIS_URL"):
         sys.exit("Set TEST_REDIS_URL (scripts/services.sh start): the processes share a cache.")
-    ctx = _setup(args.instances, args.reuse)
+    ctx = _setup(args.instances, args.reuse, args.studies)
     runs = []
     for n in range(1, args.runs + 1):
         runs.append(one_run(ctx, args.rate, args.seconds, args.workers))
@@ -258,7 +267,9 @@ def main() -> None:
     n = runs[-1]["judgments"]
     print(f"live leaderboard: p95 {statistics.median(p95):.1f} ms (best {min(p95):.1f}, worst "
           f"{max(p95):.1f}, {len(p95)} runs) at {n / 1e6:.1f}M judgments with votes at "
-          f"{args.rate}/s (goal <= {GOAL_MS:.0f})")
+          f"{args.rate}/s (goal <= {GOAL_MS:.0f})"
+          + (f"; one of {ctx['studies']} studies, {runs[-1]['everyone'] / 1e6:.1f}M judgments "
+             "in all" if ctx["studies"] > 1 else ""))
     if any(r["errors"] for r in runs):
         sys.exit("errors during the runs")
 

@@ -160,8 +160,10 @@ def _load(n: int, m: int, seed: int, instances: int = 2_000, comparisons: int = 
 
     from annotation.models import Instance, InstructionFamily
     from judging.models import EvalModel
+    from studies.models import default_study_id
 
     rng = np.random.default_rng(seed)
+    study = default_study_id()
     EvalModel.objects.bulk_create([EvalModel(name=f"vlm-{i:02d}") for i in range(m)])
     family = InstructionFamily.objects.create(name="Category")
     Instance.objects.bulk_create([Instance(family=family, instruction=f"Instruction {i}?",
@@ -198,13 +200,13 @@ def _load(n: int, m: int, seed: int, instances: int = 2_000, comparisons: int = 
             cursor.execute(
                 "INSERT INTO judging_judgment (uuid, comparison_id, source, annotator, kind, "
                 "choice, feedback, turn, meta, template_version, prompt_hash, import_file, rejected, "
-                "created_at) SELECT gen_random_uuid(), cmp.id, 'human', 'w' || g %% 300, "
+                "created_at, study_id) SELECT gen_random_uuid(), cmp.id, 'human', 'w' || g %% 300, "
                 "'pairwise', CASE WHEN u < p - p * (1 - p) * 0.4 THEN 'A' "
                 "WHEN u < p + p * (1 - p) * 0.4 THEN 'tie' ELSE 'B' END, '', '', '{}', '', '', "
-                "'', false, timestamptz '2026-01-01' + g * interval '1 second' "
+                "'', false, timestamptz '2026-01-01' + g * interval '1 second', %s "
                 "FROM (SELECT g, random() AS u FROM generate_series(%s, %s) g) s "
                 "JOIN cmp ON cmp.k = s.g %% %s",
-                [start, min(n, start + step) - 1, comparisons])
+                [study, start, min(n, start + step) - 1, comparisons])
             print(f"  {min(n, start + step):,} verdicts", flush=True)
         cursor.execute("VACUUM ANALYZE judging_judgment")
         cursor.execute("VACUUM ANALYZE judging_comparison")

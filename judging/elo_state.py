@@ -8,8 +8,8 @@ them, joined to their comparisons, still 3–4 s). So a board keeps a **state** 
 per board query and ``board_versions`` (the source's token, the blocked workers, the trial
 batches): the verdicts up to a time ``upto`` folded into, per (pair, outcome) cell, the count,
 the sum of the pks and the sum of the timestamps; online Elo after them; and the count and pk sum
-of *every* judgment of the source up to ``upto`` (``scope``: one read of the
-``(source, created_at, id)`` index, no join).
+of *every* judgment of the source in the study up to ``upto`` (``scope``: one read of the
+``(study, source, created_at, id)`` index, no join; other studies' votes are not in it).
 
 A build, in one REPEATABLE READ snapshot (the mechanics, and the constants ``SETTLE_SECONDS``
 and ``VERIFY_SECONDS``, are ``judging.folded_counts``'s, which keeps plain counts the same way):
@@ -64,7 +64,7 @@ class EloState:
     upto: datetime  # the verdicts with created_at <= upto are folded in
     cells: dict  # (model_a id, model_b id, choice) -> (count, sum of pks, sum of timestamps)
     elo: dict  # model id -> online Elo after them
-    scope: tuple  # (count, sum of pks) of every judgment of the source up to ``upto``
+    scope: tuple  # (count, sum of pks) of every judgment of the source (study) up to ``upto``
     rebuilt_at: float  # time.time() of the last rebuild from every verdict
 
 
@@ -75,17 +75,18 @@ class BoardInputs:
     continued: bool  # Elo continued from a state (else recomputed from every row)
 
 
-def board_inputs(qs, *, source: str, versions: tuple = (),
+def board_inputs(qs, *, source: str, study: int, versions: tuple = (),
                  foldable: bool = False) -> BoardInputs | None:
     """Counts and online Elo of the verdicts of ``qs`` (``pairwise_judgments_qs`` of
-    ``source``), or None when there is none. ``versions`` (``board_versions.versions``) name
-    what else the verdicts counted depend on; ``foldable``: new verdicts never change which
-    older ones count (human votes), so the state may be folded forward instead of rebuilt."""
+    ``source`` in ``study``, an id), or None when there is none. ``versions``
+    (``board_versions.versions``) name what else the verdicts counted depend on; ``foldable``:
+    new verdicts never change which older ones count (human votes), so the state may be folded
+    forward instead of rebuilt."""
     qs = qs.order_by()
     if connections[qs.db].vendor != "postgresql":
         return _without_state(qs)
     key = _key(qs, versions)
-    scope = folded_counts.source_scope(source)
+    scope = folded_counts.source_scope(source, study)
     with folded_counts.snapshot(qs.db):
         old, settled = cache.get(key), folded_counts.settled_time()
         state, continued = old, True

@@ -6,8 +6,9 @@ votes joined to their comparisons and instances took about a second of a 2-core 
 time. Human votes are only ever added (a rejection, a deletion, a withdrawn model or a blocked
 worker is another kind of change), so the counts up to a moment stay right: a **state** in
 Django's cache, per query, group columns and ``board_versions``, holds the counts of the votes
-up to ``upto`` and the count and id sum of *every* judgment of the source up to it (one read of
-the ``(source, created_at, id)`` index, no join). A build in one REPEATABLE READ snapshot:
+up to ``upto`` and the count and id sum of *every* judgment of the source in the study up to it
+(one read of the ``(study, source, created_at, id)`` index, no join: other studies' votes cost
+it nothing). A build in one REPEATABLE READ snapshot:
 
 - checks the state (``holds``): the source's count and id sum up to ``upto`` unchanged, and
   rebuilt within ``VERIFY_SECONDS``; otherwise one GROUP BY rebuilds it;
@@ -42,20 +43,20 @@ SETTLE_SECONDS = 5.0  # votes newer than this are read on every build, not folde
 class CountsState:
     upto: datetime  # the votes with created_at <= upto are counted
     counts: dict  # group -> votes
-    scope: tuple  # (count, sum of ids) of every judgment of the source up to ``upto``
+    scope: tuple  # (count, sum of ids) of every judgment of the source (study) up to ``upto``
     rebuilt_at: float  # time.time() of the last rebuild from every vote
 
 
-def counts(qs, columns: tuple[str, ...], *, source: str, versions: tuple = (),
+def counts(qs, columns: tuple[str, ...], *, source: str, study: int, versions: tuple = (),
            foldable: bool = False) -> dict[tuple, int]:
-    """{(values of ``columns``): votes of ``qs``} (``qs``: votes of ``source``); ``versions``
-    (``board_versions.versions``) name what else counts, ``foldable``: new votes never change
-    which older ones count."""
+    """{(values of ``columns``): votes of ``qs``} (``qs``: votes of ``source`` in ``study``,
+    an id); ``versions`` (``board_versions.versions``) name what else counts, ``foldable``: new
+    votes never change which older ones count."""
     qs = qs.order_by()
     if not foldable or connections[qs.db].vendor != "postgresql":
         return _grouped(qs, columns)
     key = "folded-counts:v1:" + _query_hash(qs.values_list(*columns), versions)
-    scope = source_scope(source)
+    scope = source_scope(source, study)
     with snapshot(qs.db):
         state, settled = cache.get(key), settled_time()
         if not holds(state, scope):
@@ -89,9 +90,11 @@ def _added(counts: dict, rows: list[tuple]) -> dict:
 # ---------------------------------------------------------------- shared with elo_state
 
 
-def source_scope(source: str):
-    """Every judgment of ``source``, rejected ones too (a rejection rotates the token)."""
-    return Judgment.with_rejected.filter(source=source)
+def source_scope(source: str, study: int):
+    """Every judgment of ``source`` in ``study`` (an id), rejected ones too (a rejection
+    rotates the token): a range of the ``(study, source, created_at, id)`` index, which no
+    other study's votes lengthen."""
+    return Judgment.with_rejected.filter(study_id=study, source=source)
 
 
 def settled_time() -> datetime:

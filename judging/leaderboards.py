@@ -82,7 +82,7 @@ def pairwise_board_inputs(judge: str = HUMAN, split: str = "all", *,
     return elo_state.board_inputs(
         pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked,
                               include_trial=include_trial, both_bad=both_bad, study=study),
-        **folding(judge, exclude_blocked=exclude_blocked, include_trial=include_trial))
+        **folding(judge, study, exclude_blocked=exclude_blocked, include_trial=include_trial))
 
 
 def leaderboard_build(judge: str = HUMAN, split: str = "all", *, exclude_blocked: bool = False,
@@ -196,7 +196,7 @@ def category_win_rates(judge: str = HUMAN, *, exclude_blocked: bool = False,
     if vote_aggregation.check_aggregation(aggregation) == vote_aggregation.MAJORITY:
         rows = [(*cell, n) for cell, n in folded_counts.counts(
             qs, (*RATING_IDS, category),
-            **folding(judge, exclude_blocked=exclude_blocked, include_trial=include_trial)
+            **folding(judge, study, exclude_blocked=exclude_blocked, include_trial=include_trial)
         ).items()]
     else:
         rows = [(*row, 1) for row in aggregated_rows(qs.order_by("created_at", "pk"),

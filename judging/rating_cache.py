@@ -51,7 +51,7 @@ from django.core.cache import cache
 from django.db.models import Count, Max, Subquery, Value
 
 from . import board_refresh, board_versions, leaderboards, selectors, vote_aggregation
-from .models import Comparison, EvalModel, Judgment, Response
+from .models import EvalModel, Judgment
 from .selectors import HUMAN
 from .vote_aggregation import MAJORITY
 
@@ -110,17 +110,17 @@ def get_or_compute(part: str, compute: Callable[[], Any], *, source: str | None,
         entry = Entry(*entry)
         if time.time() - entry.snapshot_at >= settings.LEADERBOARD_REFRESH_SECONDS:
             board_refresh.refresh_in_background(
-                key, lambda: _store(key, source, _stamp(source, study_id), compute),
+                key, lambda: _store(key, source, study_id, _stamp(source, study_id), compute),
                 LOCK_SECONDS)
         return entry.value
     if value is _RECOMPUTE:  # inside a refresh: the served entry stays until this replaces it
         try:
-            return _store(key, source, stamp, compute)
+            return _store(key, source, study_id, stamp, compute)
         finally:
             board_refresh.release(key)
     if value is not None:
         return value
-    return _compute_once(key, source, stamp, compute)
+    return _compute_once(key, source, study_id, stamp, compute)
 
 
 def source_changed(source: str) -> None:
@@ -217,12 +217,18 @@ def _key(part: str, source: str | None, params: dict, exclude_blocked: bool,
 _token_key = board_versions.token_key
 
 
-def _scope(source: str | None):
+def _rows(source: str | None):
     # Every row, rejected votes too: the stamp and the count watch for rows added or deleted
-    # and stay reads of the (source, id) index alone; a rejection, which adds or deletes
-    # nothing, rotates the source's token instead (``source_changed``).
+    # and stay reads of an index alone; a rejection, which adds or deletes nothing, rotates
+    # the source's token instead (``source_changed``).
     qs = Judgment.with_rejected.all()
     return qs if source is ALL_SOURCES else qs.filter(source=source)
+
+
+def _scope(source: str | None, study_id: int):
+    """The judgments an entry of ``study_id`` counts: a range of the ``(study, source, …)``
+    index, so other studies' votes cost its counts nothing."""
+    return _rows(source).filter(study_id=study_id)
 
 
 def _stamp(source: str | None, study_id: int | None = None) -> tuple:
@@ -231,7 +237,7 @@ def _stamp(source: str | None, study_id: int | None = None) -> tuple:
     without reading the table; the row is then read by primary key. (Asked as "newest row
     first" instead, PostgreSQL may walk the primary key backwards past every newer row of
     other sources.)"""
-    newest = (_scope(source).order_by().annotate(scope=Value(1)).values("scope")
+    newest = (_rows(source).order_by().annotate(scope=Value(1)).values("scope")
               .annotate(top=Max("pk")).values("top"))
     reference = EvalModel.objects.filter(is_reference=True,
                                          study_id=selectors.study_id(study_id)).values("name")[:1]
@@ -243,13 +249,13 @@ def _stamp(source: str | None, study_id: int | None = None) -> tuple:
 
 def _count_after(seen: tuple, stamp: tuple, source: str | None, study_id: int | None,
                  count: int):
-    """The entry's judgment count moved on to ``stamp`` when every judgment newer than the
+    """The entry's judgment count (of its study: unchanged) when every judgment newer than the
     one it ``seen`` is of another study; ``_APPENDED`` when judgments were only added (the
     seen one still there, the same reference) but one of them is of its study, or more than
     ``NEWER_CHECKED`` (a bulk arrival: recomputing costs less than sorting them out); None
-    when the seen one is gone or reused, or the reference changed. Reads the new
-    rows by primary key, then their comparisons' and responses' studies by primary key; the
-    answer is shared by the page's other parts for ``RECHECK_SECONDS``."""
+    when the seen one is gone or reused, or the reference changed. Reads the new rows (with
+    their studies) by primary key; the answer is shared by the page's other parts for
+    ``RECHECK_SECONDS``."""
     seen_id, new_id, reference = seen[0], stamp[0], stamp[2]
     if seen[2] != reference or new_id is None or (seen_id or 0) >= new_id:
         return None
@@ -262,7 +268,7 @@ def _count_after(seen: tuple, stamp: tuple, source: str | None, study_id: int | 
         cache.set(memo, added, RECHECK_SECONDS)
     if added == _GONE:
         return None
-    return _APPENDED if added == _OURS else count + added
+    return _APPENDED if added == _OURS else count
 
 
 def _added_elsewhere(seen: tuple, new_id: int, source: str | None, study_id: int | None) -> int:
@@ -270,52 +276,45 @@ def _added_elsewhere(seen: tuple, new_id: int, source: str | None, study_id: int
     ``_GONE`` when the seen one is gone, ``_OURS`` when one is of ``study_id`` or there are
     too many to look at."""
     seen_id, seen_uuid, _ = seen
-    rows = list(_scope(source).filter(pk__gte=seen_id or 0, pk__lte=new_id).order_by("pk")
-                .values_list("pk", "uuid", "comparison_id", "response_id")[:NEWER_CHECKED + 2])
+    rows = list(_rows(source).filter(pk__gte=seen_id or 0, pk__lte=new_id).order_by("pk")
+                .values_list("pk", "uuid", "study_id")[:NEWER_CHECKED + 2])
     if seen_id is not None:
         if not rows or rows[0][:2] != (seen_id, seen_uuid):
             return _GONE
         rows = rows[1:]
-    if len(rows) > NEWER_CHECKED:
-        return _OURS
     study = study_id if study_id is not None else selectors.study_id(None)
-    comparisons = [r[2] for r in rows if r[2] is not None]
-    responses = [r[3] for r in rows if r[3] is not None]
-    if (comparisons and Comparison.objects.filter(pk__in=comparisons,
-                                                  instance__study_id=study).exists()) or (
-            responses and Response.objects.filter(pk__in=responses,
-                                                  instance__study_id=study).exists()):
+    if len(rows) > NEWER_CHECKED or any(row[2] == study for row in rows):
         return _OURS
     return len(rows)
 
 
-def _count(source: str | None) -> int:
+def _count(source: str | None, study_id: int) -> int:
     """How many judgments are in scope: a scan of the index (~80 ms per million rows)."""
-    return _scope(source).aggregate(n=Count("pk"))["n"]
+    return _scope(source, study_id).aggregate(n=Count("pk"))["n"]
 
 
-def _count_before_storing(source: str | None, stamp: tuple) -> int:
+def _count_before_storing(source: str | None, study_id: int, stamp: tuple) -> int:
     """The judgments in scope up to ``stamp`` before computing an entry: a refresh stores a
-    page and the boards under it at once, and a count reads the whole ``(source, id)`` index
-    (~0.1 s at a million judgments), so a count taken within ``STORE_COUNT_SECONDS`` is moved
+    page and the boards under it at once, and a count reads the study's whole range of the
+    ``(study, source, …)`` index (~0.1 s at a million judgments), so a count taken within ``STORE_COUNT_SECONDS`` is moved
     on over the ids since (an index range) instead of counted again."""
-    key, top = f"{_token_key(source)}:count-before-storing", stamp[0] or 0
+    key, top = f"{_token_key(source)}:count-before-storing:{study_id}", stamp[0] or 0
     known = cache.get(key)
     if known is not None and known[1] <= top:
-        count = known[0] + _scope(source).filter(pk__gt=known[1], pk__lte=top).count()
+        count = known[0] + _scope(source, study_id).filter(pk__gt=known[1], pk__lte=top).count()
     else:
-        count = _scope(source).filter(pk__lte=top).count()
+        count = _scope(source, study_id).filter(pk__lte=top).count()
     cache.set(key, (count, top), STORE_COUNT_SECONDS)
     return count
 
 
-def _recent_count(source: str | None) -> int:
+def _recent_count(source: str | None, study_id: int) -> int:
     """``_count``, counted at most once per ``RECHECK_SECONDS`` per scope (every part of a
     page shares it)."""
-    key = f"{_token_key(source)}:count"
+    key = f"{_token_key(source)}:count:{study_id}"
     count = cache.get(key)
     if count is None:
-        count = _count(source)
+        count = _count(source, study_id)
         cache.set(key, count, RECHECK_SECONDS)
     return count
 
@@ -337,7 +336,7 @@ def _fresh(key: str, entry, source: str | None, stamp: tuple, study_id: int | No
     left = ENTRY_SECONDS - (now - entry.stored_at)
     if entry.seen != stamp:
         count = _count_after(entry.seen, stamp, source, study_id, entry.count)
-        if count is _APPENDED and left > 0 and (behind := _behind(entry, source)) is not None:
+        if count is _APPENDED and left > 0 and (behind := _behind(entry, source, study_id)) is not None:
             if (board_refresh.refreshing()
                     and now - entry.snapshot_at >= settings.LEADERBOARD_REFRESH_SECONDS):
                 return _RECOMPUTE if board_refresh.claim(key, LOCK_SECONDS) else _AWAIT
@@ -352,14 +351,14 @@ def _fresh(key: str, entry, source: str | None, stamp: tuple, study_id: int | No
         cache.set(key, tuple(entry), left)
     if now - entry.checked_at < RECHECK_SECONDS:
         return entry.value
-    if left <= 0 or _recent_count(source) != entry.count:
+    if left <= 0 or _recent_count(source, study_id) != entry.count:
         cache.delete(key)
         return None
     cache.set(key, tuple(entry._replace(checked_at=now)), left)
     return entry.value
 
 
-def _behind(entry: Entry, source: str | None) -> int | None:
+def _behind(entry: Entry, source: str | None, study_id: int) -> int | None:
     """How many judgments are newer than an ``entry`` that judgments were only added to
     (``_APPENDED``) when it may still be served while a background refresh computes the new
     one; None when it must be recomputed now. Only an entry of at least
@@ -372,12 +371,12 @@ def _behind(entry: Entry, source: str | None) -> int | None:
         return None
     allowed = int(entry.count * settings.LEADERBOARD_STALE_SHARE)
     behind = board_refresh.once_per_view(
-        ("after", source, entry.seen[0], allowed),
-        lambda: _scope(source).filter(pk__gt=entry.seen[0] or 0).order_by()[:allowed + 1].count())
+        ("after", source, study_id, entry.seen[0], allowed),
+        lambda: _scope(source, study_id).filter(pk__gt=entry.seen[0] or 0).order_by()[:allowed + 1].count())
     return behind if behind <= allowed else None
 
 
-def _compute_once(key: str, source: str | None, stamp: tuple,
+def _compute_once(key: str, source: str | None, study_id: int, stamp: tuple,
                   compute: Callable[[], Any]) -> Any:
     """Compute under a lock so concurrent first views compute once: the others poll for the
     value; when the holder fails or dies (its lock released or expired) one of them takes
@@ -388,23 +387,24 @@ def _compute_once(key: str, source: str | None, stamp: tuple,
         if (entry := cache.get(key)) is not None:
             return Entry(*entry).value
         if time.monotonic() > deadline:
-            return _store(key, source, stamp, compute)
+            return _store(key, source, study_id, stamp, compute)
         time.sleep(POLL_SECONDS)
     try:
         if (entry := cache.get(key)) is not None:  # stored while we waited for the lock
             return Entry(*entry).value
-        return _store(key, source, stamp, compute)
+        return _store(key, source, study_id, stamp, compute)
     finally:
         cache.delete(lock)
 
 
-def _store(key: str, source: str | None, stamp: tuple, compute: Callable[[], Any]) -> Any:
+def _store(key: str, source: str | None, study_id: int, stamp: tuple,
+           compute: Callable[[], Any]) -> Any:
     """Compute and store the entry. Built on entries served behind, it takes the oldest's
     stamp and snapshot time (and passes them on to what is built on it): it says how far
     behind it really is, and the bounds hold for what it shows."""
     started = time.time()
-    count = _count_before_storing(source, stamp)  # a deletion meanwhile shows at the re-count
-    cache.set(f"{_token_key(source)}:count", count, RECHECK_SECONDS)
+    count = _count_before_storing(source, study_id, stamp)  # a deletion shows at the re-count
+    cache.set(f"{_token_key(source)}:count:{study_id}", count, RECHECK_SECONDS)
     with board_refresh.computing_from() as nested:
         value = compute()
     top = stamp[0] or 0
@@ -415,7 +415,7 @@ def _store(key: str, source: str | None, stamp: tuple, compute: Callable[[], Any
             started = snapshot_at
     if nested:
         board_refresh.built_from(stamp, started)
-        count -= _scope(source).filter(pk__gt=stamp[0] or 0, pk__lte=top).count()
+        count -= _scope(source, study_id).filter(pk__gt=stamp[0] or 0, pk__lte=top).count()
     now = time.time()
     cache.set(key, tuple(Entry(value, count, now, now, stamp, started)), ENTRY_SECONDS)
     return value

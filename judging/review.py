@@ -37,7 +37,7 @@ def _votes(study=None):
     study's; gold items left out)."""
     return Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE, comparison__isnull=False,
                                    choice__in=OUTCOMES, comparison__gold_choice="",
-                                   comparison__instance__study_id=study_pk(study))
+                                   study_id=study_pk(study))
 
 
 def is_split(counts: dict[str, int]) -> bool:

@@ -111,7 +111,7 @@ def pairwise_judgments_qs(*, judge: str = HUMAN, split: str = "all",
                           both_bad: str = "tie", study=None):
     qs = (Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE, source=judge,
                                   comparison__isnull=False, choice__in=ratings.VOTES,
-                                  comparison__instance__study_id=study_id(study))
+                                  study_id=study_id(study))
           .filter(comparison__gold_choice="").filter(_split_filter(split)))
     if vote_aggregation.check_both_bad(both_bad) == "exclude":
         qs = qs.exclude(choice="bad")
@@ -248,7 +248,7 @@ def counted_grades(study=None):
     tasks left out, each judge's latest generation only. Boards and reports read these."""
     return current_verdicts(
         Judgment.objects.filter(kind=Judgment.Kind.SCORE, response__isnull=False,
-                                score__isnull=False, response__instance__study_id=study_id(study),
+                                score__isnull=False, study_id=study_id(study),
                                 response__condition=Response.Condition.GENERATED)
         .exclude(assignment__task__is_gold=True), "response")
 
@@ -281,14 +281,14 @@ def judge_names(study=None) -> list[str]:
     """Every judge with pairwise verdicts: 'human' first, then automatic judges by name."""
     return _sources_with(Judgment.objects.filter(kind=Judgment.Kind.PAIRWISE,
                                                  comparison__isnull=False,
-                                                 comparison__instance__study_id=study_id(study)))
+                                                 study_id=study_id(study)))
 
 
 def score_judge_names(study=None) -> list[str]:
     """Every source with grades: 'human' first, then grading judges by name."""
     return _sources_with(Judgment.objects.filter(kind=Judgment.Kind.SCORE, response__isnull=False,
                                                  score__isnull=False,
-                                                 response__instance__study_id=study_id(study)))
+                                                 study_id=study_id(study)))
 
 
 def _sources_with(qs) -> list[str]:
@@ -300,7 +300,7 @@ def _sources_with(qs) -> list[str]:
 
 def judgment_sources() -> list[str]:
     """Every source with a judgment stored: on PostgreSQL one descent of the
-    ``(source, created_at, id)`` index per source (a loose index scan)."""
+    ``(source, id)`` index per source (a loose index scan)."""
     if connection.vendor != "postgresql":
         return list(Judgment.with_rejected.order_by("source").values_list("source", flat=True)
                     .distinct())
@@ -323,17 +323,18 @@ def category_names(judge: str = HUMAN, study=None) -> list[str]:
     pairwise = folded_counts.counts(
         pairwise_judgments_qs(judge=judge, study=study)
         .exclude(comparison__instance__family__isnull=True),
-        ("comparison__instance__family__name",), **folding(judge))
+        ("comparison__instance__family__name",), **folding(judge, study))
     graded = (score_judgments_qs(judge=judge, study=study).exclude(response__instance__family__isnull=True)
               .values_list("response__instance__family__name", flat=True).distinct().order_by())
     return sorted({name for (name,) in pairwise} | set(graded))
 
 
-def folding(judge: str, *, exclude_blocked: bool = False, include_trial: bool = False) -> dict:
-    """How counts of ``judge``'s votes are kept (``folded_counts``, ``elo_state``): folded
-    forward for human votes (a new vote never changes which older ones count), per what else
-    decides what counts (``board_versions``)."""
-    return {"source": judge, "foldable": judge == HUMAN,
+def folding(judge: str, study=None, *, exclude_blocked: bool = False,
+            include_trial: bool = False) -> dict:
+    """How counts of ``judge``'s votes in ``study`` are kept (``folded_counts``, ``elo_state``):
+    folded forward for human votes (a new vote never changes which older ones count), per what
+    else decides what counts (``board_versions``)."""
+    return {"source": judge, "study": study_id(study), "foldable": judge == HUMAN,
             "versions": board_versions.versions(judge, exclude_blocked=exclude_blocked,
                                                 include_trial=include_trial)}
 
@@ -365,7 +366,7 @@ def comparison_sampling_counts(*, judge: str = HUMAN, split: str = "all",
         pairwise_judgments_qs(judge=judge, split=split, exclude_blocked=exclude_blocked,
                               include_trial=include_trial, study=study),
         ("comparison__sampling", "comparison_id"),
-        **folding(judge, exclude_blocked=exclude_blocked, include_trial=include_trial))
+        **folding(judge, study, exclude_blocked=exclude_blocked, include_trial=include_trial))
     counts = collections.Counter(mode for mode, _comparison in voted)
     return sorted(((mode or "unrecorded", n) for mode, n in counts.items()),
                   key=lambda x: (-x[1], x[0]))

@@ -50,8 +50,7 @@ def _protocol_lines(scrub, sid: int) -> list[str]:
 
 
 def _in_study(sid: int):
-    return Judgment.objects.filter(Q(comparison__instance__study_id=sid)
-                                   | Q(response__instance__study_id=sid))
+    return Judgment.objects.filter(study_id=sid)
 
 
 def _judges(sid: int) -> list[str]:

@@ -29,7 +29,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from django.db.models import Q
 
 from annotation.content.exports import dump_jsonl
 from annotation.core.jobs import occupying
@@ -138,9 +137,8 @@ def _export(out: Path, sid: int) -> dict[str, int]:
                    "response_b": str(v["response_b__uuid"]), "swapped": v["swapped"],
                    "sampling": v["sampling"], "gold_choice": v["gold_choice"]}))
     counts["judgments"] = _write(out / "judgments.parquet", "judgments", _chunked(
-        Judgment.with_rejected.filter(  # rejected votes kept, and marked
-            Q(comparison__instance__study_id=sid) | Q(response__instance__study_id=sid)
-        ).order_by("pk").values(
+        Judgment.with_rejected.filter(study_id=sid)  # rejected votes kept, and marked
+        .order_by("pk").values(
             "uuid", "comparison__uuid", "response__uuid", "source", "annotator", "worker_id",
             "kind", "choice", "score", "feedback", "turn", "meta", "template_version",
             "prompt_hash", "created_at", "rejected"),

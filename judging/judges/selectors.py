@@ -55,7 +55,7 @@ def judges_with_verdicts(study=None) -> list[str]:
     """Judges with pairwise verdicts in ``study`` (None: the default study)."""
     names = set(Judge.objects.values_list("name", flat=True))
     used = set(Judgment.objects.filter(source__in=names, comparison__isnull=False,
-                                       comparison__instance__study_id=study_pk(study))
+                                       study_id=study_pk(study))
                .values_list("source", flat=True).distinct())
     return sorted(used)
 
@@ -65,7 +65,7 @@ def graders_with_grades(study=None) -> list[str]:
     names = set(Judge.objects.values_list("name", flat=True))
     used = set(Judgment.objects.filter(source__in=names, kind=Judgment.Kind.SCORE,
                                        response__isnull=False, score__isnull=False,
-                                       response__instance__study_id=study_pk(study))
+                                       study_id=study_pk(study))
                .values_list("source", flat=True).distinct())
     return sorted(used)
 

@@ -104,7 +104,15 @@ class Comparison(models.Model):
         return f"comparison {self.uuid}"
 
 
-class CountedJudgments(models.Manager):
+class JudgmentQuerySet(models.QuerySet):
+    def bulk_create(self, objs, *args, **kwargs):
+        """Rows without a study get their item's (``Judgment.with_studies``)."""
+        objs = list(objs)
+        Judgment.with_studies(objs)
+        return super().bulk_create(objs, *args, **kwargs)
+
+
+class CountedJudgments(models.Manager.from_queryset(JudgmentQuerySet)):
     """``Judgment.objects``: every judgment except the votes of rejected work. Rejected work is
     kept (``Judgment.with_rejected``, the dataset export marks it) but counts nowhere: every
     reader of votes (boards, reports, review, the API) goes through this manager, so none can
@@ -182,8 +190,14 @@ class Judgment(models.Model):
     created_at = models.DateTimeField()
     rejected = models.BooleanField(
         default=False, help_text="Its assignment was rejected: kept, never counted")
+    # The study of the judged item (its comparison's or response's instance), copied here so a
+    # study's votes are one index range (``judgment_study_time``) instead of a join through
+    # every study's comparisons: a board or report costs what its own study holds. Filled on
+    # every write (``save``, ``bulk_create``); an instance never changes study.
+    study = models.ForeignKey("studies.Study", on_delete=models.PROTECT, related_name="+",
+                              db_index=False, editable=False)
 
-    with_rejected = models.Manager()
+    with_rejected = models.Manager.from_queryset(JudgmentQuerySet)()
     objects = CountedJudgments()
 
     class Meta:
@@ -193,6 +207,10 @@ class Judgment(models.Model):
                    # folds forward (the newer votes) and checks (the older ones' count and id
                    # sum) reads from the index alone.
                    models.Index(fields=["source", "created_at", "id"], name="judgment_source_time"),
+                   # The same within one study: a study's state, check and newer votes
+                   # (``judging.folded_counts``) and its boards' and reports' reads.
+                   models.Index(fields=["study", "source", "created_at", "id"],
+                                name="judgment_study_time"),
                    # the rating cache's key: a source's newest judgment (judging/rating_cache.py)
                    models.Index(fields=["source", "id"], name="judgment_source_latest"),
                    # A verdict's generations on one item (``selectors.current_verdicts``): the
@@ -219,6 +237,35 @@ class Judgment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source}:{self.annotator} {self.choice or self.score}"
+
+    def save(self, *args, **kwargs):
+        if self.study_id is None:
+            Judgment.with_studies([self])
+        super().save(*args, **kwargs)
+
+    @staticmethod
+    def with_studies(judgments: list["Judgment"], chunk: int = 5000) -> None:
+        """Give each of ``judgments`` without a study its item's: from the loaded comparison or
+        response when its instance is loaded, else one query per ``chunk`` items."""
+        items = {"comparison": {}, "response": {}}
+        for j in judgments:
+            if j.study_id is None:
+                field = "comparison" if j.comparison_id is not None else "response"
+                item_id = getattr(j, f"{field}_id")
+                if item_id is None:
+                    continue  # refused by the database (NOT NULL): a judgment judges an item
+                item = getattr(j, field) if Judgment._meta.get_field(field).is_cached(j) else None
+                if item is not None and type(item).instance.is_cached(item):
+                    j.study_id = item.instance.study_id
+                else:
+                    items[field].setdefault(item_id, []).append(j)
+        for model, wanted in ((Comparison, items["comparison"]), (Response, items["response"])):
+            ids = list(wanted)
+            for start in range(0, len(ids), chunk):
+                for pk, study_id in model.objects.filter(pk__in=ids[start:start + chunk]) \
+                        .values_list("pk", "instance__study_id"):
+                    for j in wanted[pk]:
+                        j.study_id = study_id
 
     @staticmethod
     def _folded(name: str) -> str:

@@ -73,8 +73,8 @@ def test_the_page_parts_equal_their_every_vote_queries(data, monkeypatch):  # no
     folded = parts()
     folding = selectors.folding
 
-    def every_vote(judge, **kwargs):
-        return {**folding(judge, **kwargs), "foldable": False}
+    def every_vote(judge, study=None, **kwargs):
+        return {**folding(judge, study, **kwargs), "foldable": False}
 
     monkeypatch.setattr(selectors, "folding", every_vote)
     monkeypatch.setattr(leaderboards, "folding", every_vote)

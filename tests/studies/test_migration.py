@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE = [("annotation", "0015_prolific_audience_hooks"), ("judging", "0012_judgment_rejected"),
           ("agreement", "0003_report_progress"), ("studies", "0001_initial")]
-AFTER = [("annotation", "0016_study"), ("judging", "0013_study"), ("agreement", "0004_study")]
+AFTER = [("annotation", "0016_study"), ("judging", "0017_judgment_study"), ("agreement", "0004_study")]
 VOTES = {("llava", "reference"): ["A", "A", "B", "A", "B"],
          ("blip", "reference"): ["B", "B", "B", "A", "tie"],
          ("llava", "blip"): ["A", "A", "A", "B", "B"]}

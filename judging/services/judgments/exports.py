@@ -3,8 +3,6 @@ JSONL, one row per judgment, or the VisIT-Bench human-preference CSV of human pa
 import io
 import json
 
-from django.db.models import Q
-
 from annotation.core import csv_safety
 from studies.models import study_pk
 
@@ -71,7 +69,7 @@ def export_rows(*, source: str | None = None, study=None) -> list[dict]:
     default study) in timestamp order."""
     sid = study_pk(study)
     qs = (Judgment.objects
-          .filter(Q(comparison__instance__study_id=sid) | Q(response__instance__study_id=sid))
+          .filter(study_id=sid)
           .select_related("comparison__instance", "comparison__response_a__model",
                           "comparison__response_b__model", "response__instance",
                           "response__model")
@@ -81,7 +79,7 @@ def export_rows(*, source: str | None = None, study=None) -> list[dict]:
     if source:
         qs = qs.filter(source=source)
     if study is not None:
-        qs = qs.filter(Q(comparison__instance__study=study) | Q(response__instance__study=study))
+        qs = qs.filter(study=study)
     judgments = list(qs)
     wanted = {str(j.meta.get(f"judgment_{s}")) for j in judgments if j.kind == Judgment.Kind.FEEDBACK
               for s in "ab" if j.meta.get(f"judgment_{s}")}
