@@ -1,5 +1,5 @@
 """More studies of the same size in a bench database: a study's models, instances, responses,
-comparisons and judgments copied into new studies, in SQL (seconds per million judgments).
+comparisons and judgments copied into new studies, in SQL (about 40 s per million judgments).
 
 Each copy keeps every column but its ids (moved by ``OFFSET`` per copy), its uuids (new),
 its study and its votes' assignments (none: those belong to the original's batches).
