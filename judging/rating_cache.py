@@ -336,10 +336,13 @@ def _fresh(key: str, entry, source: str | None, stamp: tuple, study_id: int | No
     left = ENTRY_SECONDS - (now - entry.stored_at)
     if entry.seen != stamp:
         count = _count_after(entry.seen, stamp, source, study_id, entry.count)
-        if count is _APPENDED and left > 0 and (behind := _behind(entry, source, study_id)) is not None:
-            if (board_refresh.refreshing()
-                    and now - entry.snapshot_at >= settings.LEADERBOARD_REFRESH_SECONDS):
-                return _RECOMPUTE if board_refresh.claim(key, LOCK_SECONDS) else _AWAIT
+        behind = _behind(entry, source, study_id) if count is _APPENDED and left > 0 else None
+        if count is _APPENDED and left > 0 and board_refresh.refreshing() and (
+                behind is None or now - entry.snapshot_at >= settings.LEADERBOARD_REFRESH_SECONDS):
+            # A refresh needing it recomputes it, or awaits the refresh another is running
+            # (even one past the bounds: two computations of one entry would race).
+            return _RECOMPUTE if board_refresh.claim(key, LOCK_SECONDS) else _AWAIT
+        if behind is not None:
             # Served behind: to a view, or to a refresh built on it (refreshed moments ago):
             # each entry is computed once per refresh, not once per entry built on it.
             board_refresh.served(behind, now - entry.snapshot_at, entry.seen, entry.snapshot_at)
