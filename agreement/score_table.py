@@ -36,6 +36,15 @@ class ScoreTable(Mapping):
         return (isinstance(response_id, int | np.integer) and 0 <= response_id < len(self._has)
                 and bool(self._has[response_id]))
 
+    def lookup(self, response_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(which of ``response_ids`` have a score, their scores: 0 where none), for a whole
+        array of ids at once (``in`` and ``[]`` one id at a time cost seconds at 1M)."""
+        ids = np.asarray(response_ids, dtype=np.int64)
+        has = np.zeros(len(ids), dtype=bool)
+        inside = (ids >= 0) & (ids < len(self._has))
+        has[inside] = self._has[ids[inside]]
+        return has, np.where(has, self._scores[np.where(has, ids, 0)], 0.0)
+
     def __iter__(self) -> Iterator[int]:
         return iter(np.flatnonzero(self._has).tolist())
 

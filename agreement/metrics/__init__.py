@@ -66,7 +66,7 @@ __all__ = [
     "Reference", "WordNetMissing", "bert_default_layers", "bertscore", "bertscore_settings",
     "bleu4", "cider_d", "cider_tokenize", "default_metrics", "find_wordnet", "get", "label",
     "lcs_length", "length", "lexical_metrics", "meteor", "meteor_tokenize",
-    "metric_pairwise_verdict", "package_versions", "paper_default", "random", "register",
+    "metric_pairwise_verdict", "metric_pairwise_verdicts", "package_versions", "paper_default", "random", "register",
     "resolve_bert_model", "rouge_l", "rouge_tokenizer", "score", "settings", "wordnet",
     "wordnet_version",
 ]
@@ -91,3 +91,14 @@ def metric_pairwise_verdict(score_a: float, score_b: float, tolerance: float = 0
     if abs(score_a - score_b) <= tolerance:
         return "tie"
     return "A" if score_a > score_b else "B"
+
+
+def metric_pairwise_verdicts(scores_a, scores_b, tolerance: float = 0.0) -> list[str]:
+    """``metric_pairwise_verdict`` of each pair of two float arrays at once (a report turns
+    every metric's scores of a million judgments' items into verdicts): the same IEEE
+    comparisons, so the same verdict for every pair, NaN and infinities included."""
+    import numpy as np  # not at import: web workers load the registry, not NumPy
+
+    a, b = np.asarray(scores_a, dtype=float), np.asarray(scores_b, dtype=float)
+    codes = np.where(np.abs(a - b) <= tolerance, 0, np.where(a > b, 1, 2))
+    return np.array(["tie", "A", "B"], dtype=object)[codes].tolist()

@@ -37,7 +37,8 @@ def accuracy_vs_majority(verdicts: PairwiseVerdicts, seed: int
     accuracy, covered = _per_source(verdicts, items, human, seed)
     tests = []
     for a, b in combinations(verdicts.automatic, 2):
-        keys = sorted(covered[a] & covered[b])
+        shared_a, shared_b = covered[a], covered[b]  # ``items`` is in key order already
+        keys = [k for k in items if k in shared_a and k in shared_b]
         if not keys:
             continue
         result = statistic_or_error(

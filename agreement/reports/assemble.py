@@ -40,23 +40,23 @@ def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
     progress("loading judgments", 40)
     verdicts = gather_pairwise_verdicts(params, metric_scores)
     seed, rounds = params.seed, params.bootstrap_rounds
-    # Reliability and ratings (bootstraps over the verdicts alone) in a child meanwhile.
-    with Forked(_reliability_and_ratings, verdicts, seed, rounds) as in_child:
-        progress("statistics: accuracy", 46)
-        accuracy, tests, accuracy_items = accuracy_vs_majority(verdicts, seed)
-        accuracy_weighted = accuracy_vs_weighted(verdicts, accuracy_items, seed)
-        matrices = agreement_matrices(verdicts)
-        progress("statistics: scores", 56)
+    # Accuracy and reliability (from the verdicts alone) in a child meanwhile; what reads
+    # the database too (scores, biases) and the ratings here: about half the work each.
+    with Forked(_accuracy_and_reliability, verdicts, seed, rounds) as in_child:
+        progress("statistics: scores", 46)
         scores = score_analysis(params, metric_scores, seed, rounds)
-        progress("statistics: biases", 62)
+        progress("statistics: biases", 52)
         response_ids = {r for k in verdicts.items if (pair := verdicts.pair(k)) for r in pair}
         response_ids |= {k[0] for rows in scores.by_source.values() for k in rows}
         lengths = selectors.response_word_counts(response_ids)
         bias_section, length_boxes = biases(verdicts, lengths, scores.by_source)
         feedback = selectors.feedback_judgments(params.split, params.judges,
                                                 params.include_trial, study=params.study)
-        progress("statistics: reliability and ratings", 72)
-        reliability, (boards, system, categories) = in_child.result()
+        progress("statistics: ratings", 62)
+        boards, system, categories = leaderboards(verdicts, seed, rounds)
+        progress("statistics: accuracy and reliability", 68)
+        (accuracy, tests, accuracy_items), accuracy_weighted, matrices, reliability = (
+            in_child.result())
     counts = report_counts(verdicts, scores, feedback, accuracy_items)
     data = {
         "snapshot": report_snapshot(verdicts, scores, counts, metric_summary),
@@ -79,11 +79,13 @@ def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
     return json_ready(data), {"length_boxes": length_boxes}
 
 
-def _reliability_and_ratings(verdicts: PairwiseVerdicts, seed: int, rounds: int
-                             ) -> tuple[dict, tuple]:
-    """The sections computed from the verdicts alone (no database), with the longest
-    bootstraps: the part of a report a forked child can do."""
-    return human_reliability(verdicts, seed, rounds), leaderboards(verdicts, seed, rounds)
+def _accuracy_and_reliability(verdicts: PairwiseVerdicts, seed: int, rounds: int) -> tuple:
+    """Sections computed from the verdicts alone (no database), a part of a report a forked
+    child can do: (accuracy vs the majority, vs the weighted labels, agreement matrices,
+    human reliability)."""
+    accuracy = accuracy_vs_majority(verdicts, seed)
+    return (accuracy, accuracy_vs_weighted(verdicts, accuracy[2], seed),
+            agreement_matrices(verdicts), human_reliability(verdicts, seed, rounds))
 
 
 def json_ready(obj):

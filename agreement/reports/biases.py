@@ -58,19 +58,14 @@ def biases(verdicts: PairwiseVerdicts, lengths: dict[int, int], score_rows: dict
         if shown_ab:
             out["position"][judge] = statistic_or_error(st.position_bias, shown_ab, shown_ba)
     # length: win rate of the longer response, and preferred/other length distributions
+    sized = _sized_items(verdicts, lengths)
     for src in [Judgment.HUMAN, *verdicts.automatic]:
         source_verdicts = verdicts.majority if src == Judgment.HUMAN else verdicts.by_source[src]
-        lengths_a, lengths_b, chosen_sides, models = [], [], [], []
-        for k in keys:
-            pair, v = verdicts.pair(k), source_verdicts.get(k)
-            if pair and v is not None and pair[0] in lengths and pair[1] in lengths:
-                lengths_a.append(lengths[pair[0]])
-                lengths_b.append(lengths[pair[1]])
-                chosen_sides.append(v)
-                models.append((verdicts.comparisons[k[0]].model_a,
-                               verdicts.comparisons[k[0]].model_b))
-        if not chosen_sides:
+        get = source_verdicts.get
+        rows = [(a, b, v, m) for k, a, b, m in sized if (v := get(k)) is not None]
+        if not rows:
             continue
+        lengths_a, lengths_b, chosen_sides, models = (list(c) for c in zip(*rows, strict=True))
         out["length_control"][src] = statistic_or_error(
             length_control, models, lengths_a, lengths_b, chosen_sides)
         out["length"][src] = statistic_or_error(st.length_bias, lengths_a, lengths_b,
@@ -125,6 +120,18 @@ def biases(verdicts: PairwiseVerdicts, lengths: dict[int, int], score_rows: dict
     return out, length_boxes
 
 
+def _sized_items(verdicts: PairwiseVerdicts, lengths: dict[int, int]) -> list[tuple]:
+    """(item, A's length, B's length, (model A, model B)) of each main item whose two
+    responses both have a length, in item order: the same for every source."""
+    turns, comparisons, out = set(verdicts.main_turns), verdicts.comparisons, []
+    keys, response_a, response_b = verdicts.item_pairs()
+    for k, x, y in zip(keys, response_a.tolist(), response_b.tolist(), strict=True):
+        if k[1] in turns and x in lengths and y in lengths:
+            c = comparisons[k[0]]
+            out.append((k, lengths[x], lengths[y], (c.model_a, c.model_b)))
+    return out
+
+
 def length_control(models, lengths_a, lengths_b, chosen_sides, alpha: float = 0.05) -> dict:
     """The length coefficient (Elo points at a normalised length difference of 1) with its
     CI, and the share of the source's preference it accounts for (``feature_share``)."""
@@ -132,7 +139,8 @@ def length_control(models, lengths_a, lengths_b, chosen_sides, alpha: float = 0.
     pos = {m: k for k, m in enumerate(names)}
     a, b = [pos[x] for x, _ in models], [pos[y] for _, y in models]
     score = [1.0 if v == "A" else 0.0 if v == "B" else 0.5 for v in chosen_sides]
-    fa, fb = [[n] for n in lengths_a], [[n] for n in lengths_b]
+    fa = np.asarray(lengths_a, dtype=float)[:, None]  # one feature: (comparisons, 1)
+    fb = np.asarray(lengths_b, dtype=float)[:, None]
     fit = style_controlled_bradley_terry(a, b, score, fa, fb, len(names), names=("length",),
                                          alpha=alpha)
     low, high = float(fit.coef_low[0]), float(fit.coef_high[0])

@@ -17,6 +17,8 @@ import signal
 import threading
 from collections.abc import Callable
 
+from threadpoolctl import threadpool_limits
+
 log = logging.getLogger(__name__)
 
 
@@ -34,16 +36,20 @@ class Forked:
     (computed here, then, if there was no child or the child failed)."""
 
     def __init__(self, fn: Callable, *args):
-        self.fn, self.args = fn, args
+        self.fn, self.args, self._blas = fn, args, None
         self.pid, self.read = self._start() if may_fork() else (None, None)
 
     def _start(self) -> tuple[int | None, int | None]:
         read, write = os.pipe()
+        # Two processes on two CPUs: BLAS threads in each (OpenBLAS starts one per CPU) would
+        # fight over them, slowing both by up to half. One each until the child is done.
+        self._blas = threadpool_limits(limits=1, user_api="blas")
         try:
             pid = os.fork()
         except OSError:
             os.close(read)
             os.close(write)
+            self._restore_blas()
             return None, None
         if pid == 0:
             _child(self.fn, self.args, read, write)
@@ -56,8 +62,14 @@ class Forked:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def _restore_blas(self) -> None:
+        if self._blas is not None:
+            self._blas.restore_original_limits()
+            self._blas = None
+
     def close(self) -> None:
         """Kill and reap the child if it is still there (its result was never asked for)."""
+        self._restore_blas()
         if self.pid is None:
             return
         try:
@@ -75,6 +87,7 @@ class Forked:
             payload = pipe.read()
         _, status = os.waitpid(self.pid, 0)
         self.pid = self.read = None
+        self._restore_blas()
         if os.waitstatus_to_exitcode(status) == 0:
             try:
                 return pickle.loads(payload)

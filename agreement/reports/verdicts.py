@@ -11,12 +11,19 @@ section keeps both as categories of their own.
 """
 from __future__ import annotations
 
+from array import array
+from collections.abc import Mapping
+from itertools import compress
+
+import numpy as np
+
 from agreement import metrics as metric_lib
 from agreement import statistics as st
 from judging.models import Judgment
 from judging.selectors import reference_model_name
 
 from .. import selectors
+from ..score_table import ScoreTable
 from .params import ReportParams
 
 Item = tuple[int, str]  # (comparison id, turn)
@@ -59,18 +66,38 @@ class PairwiseVerdicts:
                             key=lambda k: (k[0], k[1]))
         self.automatic = list(self.judges)
         self._responses_by_turn = None
+        self._item_pairs = None
 
-    def add_metric_judge(self, metric: str, scores: dict[int, float]) -> None:
+    def add_metric_judge(self, metric: str, scores: Mapping[int, float]) -> None:
         """Add a metric as a pairwise judge: on each item whose two responses both have a
         score, the higher score wins (equal scores tie)."""
-        verdicts = {}
-        for key in self.items:
-            pair = self.pair(key)
-            if pair and pair[0] in scores and pair[1] in scores:
-                verdicts[key] = metric_lib.metric_pairwise_verdict(scores[pair[0]],
-                                                                   scores[pair[1]])
+        keys, a, b = self.item_pairs()
+        if isinstance(scores, ScoreTable):  # every item at once
+            has_a, score_a = scores.lookup(a)
+            has_b, score_b = scores.lookup(b)
+            both = has_a & has_b
+            verdicts = dict(zip(compress(keys, both.tolist()),
+                                metric_lib.metric_pairwise_verdicts(score_a[both], score_b[both]),
+                                strict=True))
+        else:
+            verdicts = {key: metric_lib.metric_pairwise_verdict(scores[x], scores[y])
+                        for key, x, y in zip(keys, a.tolist(), b.tolist(), strict=True)
+                        if x in scores and y in scores}
         self.by_source[metric_source(metric)] = verdicts
         self.automatic.append(metric_source(metric))
+
+    def item_pairs(self) -> tuple[list[Item], np.ndarray, np.ndarray]:
+        """(the items that are about two responses, in order; their A and B response ids):
+        worked out once, for every metric and every section that matches responses."""
+        if self._item_pairs is None:
+            keys, a, b = [], array("q"), array("q")
+            for key in self.items:
+                if pair := self.pair(key):
+                    keys.append(key)
+                    a.append(pair[0])
+                    b.append(pair[1])
+            self._item_pairs = (keys, np.frombuffer(a, np.int64), np.frombuffer(b, np.int64))
+        return self._item_pairs
 
     def pair(self, key: Item) -> tuple[int, int] | None:
         """Response ids (A side, B side) an item's verdict is about (None for 'overall')."""

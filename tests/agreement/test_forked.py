@@ -117,3 +117,24 @@ def test_leaving_the_block_early_kills_and_reaps_the_child():
         os.waitpid(pid, os.WNOHANG)  # reaped
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # and gone
+
+
+def _blas_threads():
+    from threadpoolctl import threadpool_info
+
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+@pytest.mark.parametrize("leave", ["result", "close"])
+def test_parent_and_child_use_one_blas_thread_each_until_the_child_is_done(leave):
+    import numpy  # noqa: F401  loads OpenBLAS
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=2, user_api="blas"):  # as on a 2-CPU machine
+        before = _blas_threads()
+        assert before and set(before) == {2}
+        with forked.Forked(_blas_threads) as job:
+            assert set(_blas_threads()) == {1}
+            if leave == "result":
+                assert set(job.result()) == {1}  # what the child saw
+        assert _blas_threads() == before

@@ -328,6 +328,18 @@ def test_pairwise_verdict_higher_wins():
     assert metrics.metric_pairwise_verdict(0.50, 0.51, tolerance=0.02) == "tie"
 
 
+def test_pairwise_verdicts_of_arrays_are_the_verdicts_one_pair_at_a_time():
+    inf, nan = float("inf"), float("nan")
+    values = [0.0, -0.0, 0.1 + 0.2, 0.3, 1 / 3, 5e-324, -1.0, inf, -inf, nan]
+    pairs = [(x, y) for x in values for y in values]
+    a, b = [x for x, _ in pairs], [y for _, y in pairs]
+    one_by_one = [metrics.metric_pairwise_verdict(x, y) for x, y in pairs]
+    assert metrics.metric_pairwise_verdicts(a, b) == one_by_one
+    assert {"A", "B", "tie"} == set(one_by_one)
+    assert metrics.metric_pairwise_verdicts([0.50, 0.5], [0.51, 0.6], tolerance=0.02) == [
+        "tie", "B"]
+
+
 def test_registry_and_pairwise_judging_with_each_cheap_metric():
     assert set(metrics.METRICS) == {
         "bleu4",

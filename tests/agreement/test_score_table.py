@@ -20,3 +20,13 @@ def test_sparse_ids_are_left_to_a_dict():
     assert ScoreTable.fits(np.arange(1000, dtype=np.int64))
     assert not ScoreTable.fits(np.array([1, 10_000_000], np.int64))
     assert ScoreTable.fits(np.array([], np.int64))
+
+
+def test_looking_up_many_ids_at_once_reads_like_one_at_a_time():
+    scores = {3: 0.1 + 0.2, 7: 1 / 3, 8: -0.0, 12: 5e-324}
+    table = ScoreTable(np.array(list(scores), np.int64), np.array(list(scores.values())))
+    ids = [3, 4, -1, 8, 12, 13, 10**12, 7, 3]
+    has, values = table.lookup(np.array(ids, np.int64))
+    assert has.tolist() == [i in table for i in ids]
+    assert [v.hex() for v, h in zip(values.tolist(), has, strict=True) if h] == [
+        table[i].hex() for i in ids if i in table]

@@ -499,6 +499,24 @@ def test_agreement_matrix_hand_computed():
         st.agreement_matrix({"x": ["A"]})
 
 
+def test_agreement_matrix_of_string_labels_counts_like_comparing_each_pair():
+    """Strings are compared as codes, all at once; other labels one pair at a time, as
+    before: both count exactly what comparing the labels of each item counts."""
+    rng = np.random.default_rng(3)
+    names = ["A", "B", "tie", None]
+    columns = {f"s{i}": [names[j] for j in rng.integers(0, 4, 500)] for i in range(4)}
+    mixed = {**columns, "numbers": [None if j == 3 else j for j in rng.integers(0, 4, 500)]}
+    for labels in (columns, mixed):
+        res = st.agreement_matrix(labels)
+        cols = list(labels.values())
+        for i, x in enumerate(cols):
+            for j, y in enumerate(cols):
+                both = [(p, q) for p, q in zip(x, y, strict=True)
+                        if p is not None and q is not None]
+                assert res.counts[i][j] == len(both)
+                assert res.matrix[i][j] == sum(p == q for p, q in both) / len(both)
+
+
 # ---------------------------------------------------------------- correlations
 
 
