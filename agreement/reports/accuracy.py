@@ -29,38 +29,47 @@ def accuracy_vs_majority(verdicts: PairwiseVerdicts, seed: int
     items = [k for k in verdicts.main_items()
              if k in verdicts.human_votes and not verdicts.involves_reference(k)]
     majority = _majority([verdicts.human_votes[k] for k in items])
-    position = {k: i for i, k in enumerate(items)}
+    columns = _columns(verdicts, items)
 
-    def human(keys: list):
-        return _subset(majority, position, keys, verdicts.human_votes)
+    def human(at: np.ndarray):
+        if majority is None:  # each statistic meets the votes' problem itself
+            return [verdicts.human_votes[items[i]] for i in at]
+        return majority.take(at)
 
-    accuracy, covered = _per_source(verdicts, items, human, seed)
+    accuracy = _per_source(columns, human, seed)
     tests = []
     for a, b in combinations(verdicts.automatic, 2):
-        shared_a, shared_b = covered[a], covered[b]  # ``items`` is in key order already
-        keys = [k for k in items if k in shared_a and k in shared_b]
-        if not keys:
+        (has_a, labels_a), (has_b, labels_b) = columns[a], columns[b]
+        at = np.flatnonzero(has_a & has_b)  # the shared items, in key order
+        if not len(at):
             continue
-        result = statistic_or_error(
-            st.compare_judges, human(keys),
-            [verdicts.by_source[a][k] for k in keys], [verdicts.by_source[b][k] for k in keys],
-            seed=seed)
+        result = statistic_or_error(st.compare_judges, human(at), labels_a[at].tolist(),
+                                    labels_b[at].tolist(), seed=seed)
         tests.append({"judge_a": a, "judge_b": b, **result})
     return accuracy, tests, items
 
 
-def _per_source(verdicts: PairwiseVerdicts, items: list, human, seed: int
-                ) -> tuple[dict, dict]:
-    """({source: accuracy against ``human(keys)``}, {source: the items it covers})."""
-    accuracy, covered = {}, {}
+def _columns(verdicts: PairwiseVerdicts, items: list[Item]) -> dict:
+    """{source: (which of ``items`` it has a verdict on, its verdicts there)}, as arrays in
+    item order: each source, and each pair of sources, takes its items by position."""
+    out = {}
     for src in verdicts.automatic:
-        keys = [k for k in items if k in verdicts.by_source[src]]
-        covered[src] = set(keys)
+        given = verdicts.by_source[src]
+        has = np.fromiter((k in given for k in items), dtype=bool, count=len(items))
+        out[src] = has, np.array([given.get(k) for k in items] + [None], dtype=object)[:-1]
+    return out
+
+
+def _per_source(columns: dict, human, seed: int) -> dict:
+    """{source: accuracy against ``human(positions)``} on the items each source covers."""
+    accuracy = {}
+    for src, (has, labels) in columns.items():
+        at = np.flatnonzero(has)
         accuracy[src] = (
-            statistic_or_error(st.accuracy_vs_majority, human(keys),
-                               [verdicts.by_source[src][k] for k in keys], seed=seed)
-            if keys else {"error": "no model-vs-model item with this source's verdict"})
-    return accuracy, covered
+            statistic_or_error(st.accuracy_vs_majority, human(at), labels[at].tolist(),
+                               seed=seed)
+            if len(at) else {"error": "no model-vs-model item with this source's verdict"})
+    return accuracy
 
 
 def accuracy_vs_weighted(verdicts: PairwiseVerdicts, items: list[Item], seed: int) -> dict:
@@ -76,7 +85,7 @@ def accuracy_vs_weighted(verdicts: PairwiseVerdicts, items: list[Item], seed: in
     triples = model_votes(*split_identities(votes)[:2])
     if (too_many := worker_models_skipped(len(triples))) is not None:
         return {model: too_many for model in MODELS}
-    out, position = {}, {k: i for i, k in enumerate(items)}
+    out, columns = {}, _columns(verdicts, items)
     for model in MODELS:
         try:
             weighted = _weighted_majority(fit_worker_model(triples, model, labels=("A", "B")),
@@ -84,9 +93,7 @@ def accuracy_vs_weighted(verdicts: PairwiseVerdicts, items: list[Item], seed: in
         except ValueError as exc:
             out[model] = {"error": str(exc)}
             continue
-        out[model] = _per_source(
-            verdicts, items, lambda keys, w=weighted: w.take([position[k] for k in keys]),
-            seed)[0]
+        out[model] = _per_source(columns, weighted.take, seed)
     return out
 
 
@@ -105,14 +112,6 @@ def _majority(votes: list) -> st.Majority | None:
         return st.human_majority(votes)
     except ValueError:
         return None
-
-
-def _subset(majority: st.Majority | None, position: dict, keys: list, votes: dict):
-    """What the statistic gets as human votes for ``keys``: the precomputed majority's
-    subset, or the raw votes when there is none."""
-    if majority is None:
-        return [votes[k] for k in keys]
-    return majority.take([position[k] for k in keys])
 
 
 def agreement_matrices(verdicts: PairwiseVerdicts) -> dict:

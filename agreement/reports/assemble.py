@@ -28,17 +28,18 @@ from .verdicts import PairwiseVerdicts, gather_pairwise_verdicts
 
 def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
                       metric_scores: dict[str, dict[int, float]],
-                      progress: Callable[[str, int], None] | None = None
-                      ) -> tuple[dict, dict]:
+                      progress: Callable[[str, int], None] | None = None,
+                      pairwise: selectors.PairwiseData | None = None) -> tuple[dict, dict]:
     """(report dict, plot inputs not stored in JSON, e.g. raw length lists).
 
     ``metric_summary`` and ``metric_scores`` are what ``metric_scores_ensure(params.metrics,
     params.metric_options)`` returns (both empty when the report has no metrics).
     ``progress(stage, percent)`` is told where the computation is (the report service records
-    it on the report's row; percents continue after the metrics' share)."""
+    it on the report's row; percents continue after the metrics' share). ``pairwise``: the
+    judgments already read (``verdicts.read_pairwise_data``), else they are read here."""
     progress = progress or (lambda stage, percent: None)
     progress("loading judgments", 40)
-    verdicts = gather_pairwise_verdicts(params, metric_scores)
+    verdicts = gather_pairwise_verdicts(params, metric_scores, pairwise)
     seed, rounds = params.seed, params.bootstrap_rounds
     # Accuracy and reliability (from the verdicts alone) in a child meanwhile; what reads
     # the database too (scores, biases) and the ratings here: about half the work each.

@@ -99,14 +99,17 @@ def biases(verdicts: PairwiseVerdicts, lengths: dict[int, int], score_rows: dict
     # gap between human and automatic win rate against the reference
     reference_keys = [k for k in keys
                       if verdicts.involves_reference(k) and k in verdicts.human_votes]
+    models, sides, human_outcomes = [], [], []  # the same for every source
+    for k in reference_keys:
+        c = verdicts.comparisons[k[0]]
+        side = "A" if c.model_b == verdicts.reference else "B"
+        models.append(c.model_a if side == "A" else c.model_b)
+        sides.append(side)
+        human_outcomes.append(_outcome(verdicts.majority[k] or "tie", side))
     for src in verdicts.automatic:
-        models, human_outcomes, source_outcomes = [], [], []
-        for k in reference_keys:
-            c = verdicts.comparisons[k[0]]
-            side = "A" if c.model_b == verdicts.reference else "B"
-            models.append(c.model_a if side == "A" else c.model_b)
-            human_outcomes.append(_outcome(verdicts.majority[k] or "tie", side))
-            source_outcomes.append(_outcome(verdicts.by_source[src].get(k), side))
+        get = verdicts.by_source[src].get
+        source_outcomes = [_outcome(get(k), side)
+                           for k, side in zip(reference_keys, sides, strict=True)]
         if models and any(x is not None for x in source_outcomes):
             out["win_rate_gap"][src] = statistic_or_error(st.win_rate_gap, models,
                                                           human_outcomes, source_outcomes)

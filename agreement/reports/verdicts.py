@@ -121,19 +121,23 @@ class PairwiseVerdicts:
         return self.reference is not None and self.reference in (c.model_a, c.model_b)
 
 
-def gather_pairwise_verdicts(params: ReportParams,
-                             metric_scores: dict[str, dict[int, float]]) -> PairwiseVerdicts:
-    """Read the split's pairwise judgments and turn them into per-item verdicts; each metric
-    of ``params.metrics`` becomes a judge from its already-computed ``metric_scores``
-    ({metric: {response id: score}})."""
+def read_pairwise_data(params: ReportParams) -> selectors.PairwiseData:
+    """The split's pairwise judgments as the report asks for them."""
+    return selectors.pairwise_data(params.split, params.judges, params.exclude_blocked,
+                                   params.include_trial, study=params.study)
+
+
+def gather_pairwise_verdicts(params: ReportParams, metric_scores: dict[str, dict[int, float]],
+                             pairwise: selectors.PairwiseData | None = None) -> PairwiseVerdicts:
+    """Turn the split's pairwise judgments (``pairwise``, read here when None) into per-item
+    verdicts; each metric of ``params.metrics`` becomes a judge from its already-computed
+    ``metric_scores`` ({metric: {response id: score}})."""
     missing = [m for m in params.metrics if m not in metric_scores]
     if missing:
         raise ValueError(f"metric scores not computed for {missing} "
                          "(call services.metric_scores.metric_scores_ensure first)")
     verdicts = PairwiseVerdicts(
-        params,
-        selectors.pairwise_data(params.split, params.judges, params.exclude_blocked,
-                                params.include_trial, study=params.study),
+        params, pairwise if pairwise is not None else read_pairwise_data(params),
         selectors.split_turns(params.split),
         reference_model_name(params.study))
     for metric in params.metrics:

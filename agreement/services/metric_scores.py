@@ -131,7 +131,7 @@ class _TextsOf(Sequence):
 
 def _score_metric(name: str, targets: list[MetricTarget], options: dict,
                   refs: dict[int, str], process: MetricProcess,
-                  on_batch=None) -> tuple[dict, str, int, int, dict]:
+                  on_batch=None, before_scoring=None) -> tuple[dict, str, int, int, dict]:
     """Score the targets the cache lacks for one metric; returns (config, config hash, cached,
     new, {response id: score} of every target). ``refs``: each target's reference hash.
     The cache is read once; only when something was scored is it read again (what the table
@@ -146,6 +146,8 @@ def _score_metric(name: str, targets: list[MetricTarget], options: dict,
         todo = targets  # IDF needs the whole set; cached rows are simply kept
     size = len(todo) if corpus else BATCH_SIZE
     written = 0
+    if todo and before_scoring:
+        before_scoring()
     for start in range(0, len(todo), max(size, 1)):
         batch = todo[start:start + size]
         scores = _score(name, batch, config, process)
@@ -166,14 +168,16 @@ def _score_metric(name: str, targets: list[MetricTarget], options: dict,
 
 
 def metric_scores_ensure(metrics: list[str], options: dict | None = None, on_metric=None,
-                         study=None) -> tuple[dict[str, dict], dict[str, dict[int, float]]]:
+                         study=None, before_scoring=None
+                         ) -> tuple[dict[str, dict], dict[str, dict[int, float]]]:
     """Score every response of ``study`` (None: the default study) that has a reference with
     each metric (cache first), against the study's reference.
 
     Returns ({metric: {config, config_hash, cached, computed, n}}, {metric: {response id:
     score}}). The scored set is always every such response, so CIDEr-D's IDF, and therefore
     every cached number, does not depend on which report asked. The set is read once for all
-    the metrics; ``on_metric(i, name)`` is called as each metric starts (a report's progress).
+    the metrics; ``on_metric(i, name)`` is called as each metric starts (a report's progress),
+    ``before_scoring()`` before any score the cache lacks is computed.
     """
     metrics = check_metrics(metrics)
     if not metrics:
@@ -186,7 +190,7 @@ def metric_scores_ensure(metrics: list[str], options: dict | None = None, on_met
             if on_metric:
                 on_metric(i, name)
             config, chash, cached, computed, scores[name] = _score_metric(
-                name, targets, options or {}, refs, process)
+                name, targets, options or {}, refs, process, before_scoring=before_scoring)
             summary[name] = {"config": config, "config_hash": chash,
                              "cached": cached, "computed": computed, "n": len(targets)}
     return {m: summary[m] for m in metrics}, {m: scores[m] for m in metrics}

@@ -120,6 +120,8 @@ def report_data_compute(params: ReportParams, progress: Progress | None = None
     and caching what is missing (one metric at a time, so ``progress`` can say which), then
     every section computed from the database as it is."""
     from ..reports.assemble import build_report_data  # SciPy & co. load in the job, not at boot
+    from ..reports.meanwhile import Meanwhile
+    from ..reports.verdicts import read_pairwise_data
 
     progress = progress or (lambda stage, percent: None)
     n = len(params.metrics)
@@ -128,10 +130,15 @@ def report_data_compute(params: ReportParams, progress: Progress | None = None
         progress(f"metrics {i + 1}/{n} ({name})",
                  METRICS_START + (METRICS_END - METRICS_START) * i // n)
 
-    metric_summary, metric_scores = metric_scores_ensure(params.metrics, params.metric_options,
-                                                         on_metric, study=params.study)
+    # The judgments are read while the metric cache is (dropped if a metric must be scored:
+    # scoring is the memory peak of a cold report, and the rows are read again after it).
+    with Meanwhile(lambda: read_pairwise_data(params)) as judgments:
+        metric_summary, metric_scores = metric_scores_ensure(
+            params.metrics, params.metric_options, on_metric, study=params.study,
+            before_scoring=judgments.drop)
+        pairwise = judgments.result()
     return build_report_data(params, metric_summary=metric_summary, metric_scores=metric_scores,
-                             progress=progress)
+                             progress=progress, pairwise=pairwise)
 
 
 def report_artifacts(data: dict, extra: dict, title: str,

@@ -56,6 +56,18 @@ def test_changed_reference_is_a_cache_miss(study):
     assert scores2["rouge_l"][m1.pk] == pytest.approx(1.0) != scores["rouge_l"][m1.pk]
 
 
+def test_before_scoring_is_told_only_when_something_is_scored(study):
+    """(A report drops the judgments it read meanwhile before a metric is scored.)"""
+    told = []
+    svc.metric_scores_ensure(["length", "bleu4"], before_scoring=lambda: told.append(1))
+    assert told == [1, 1]  # once per metric scored
+    svc.metric_scores_ensure(["length", "bleu4"], before_scoring=lambda: told.append(2))
+    assert told == [1, 1]  # all cached
+    Instance.objects.filter(external_id="c1").update(reference_output="one two three")
+    svc.metric_scores_ensure(["length", "bleu4"], before_scoring=lambda: told.append(3))
+    assert told == [1, 1, 3, 3]
+
+
 def test_a_reference_changed_back_reads_its_first_scores(study):
     """Rows scored against an earlier reference stay in the cache: changed back to it, each
     response's row for its current reference is read, whichever row the table returns last,

@@ -81,3 +81,35 @@ def test_corpus_metrics_are_computed_first_and_returned_in_the_order_asked(study
     assert started == [(0, "cider_d"), (1, "bleu4"), (2, "length")]
     assert list(summary) == list(scores) == ["bleu4", "length", "cider_d"]
     assert all(summary[m]["computed"] == summary[m]["n"] > 0 for m in summary)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("cached", [True, False])
+def test_judgments_read_in_a_thread_give_the_report_reading_them_here_gives(
+        study, monkeypatch, cached):
+    """On PostgreSQL the judgments are read in a thread while the metric cache is read (and
+    dropped, read again, when a metric is scored): the same report as reading them here."""
+    import threading
+
+    from agreement.reports import meanwhile, verdicts
+
+    params = ReportParams(metrics=["length", "bleu4"], bootstrap_rounds=20)
+    if cached:
+        svc.metric_scores_ensure(params.metrics)
+    readers = []
+    real = verdicts.read_pairwise_data
+    monkeypatch.setattr(verdicts, "read_pairwise_data", lambda p: (
+        readers.append(threading.current_thread().name), real(p))[1])
+    threaded, _ = report_data_compute(params)
+    assert readers == (["report read"] if cached else ["report read", "MainThread"])
+    monkeypatch.setattr(meanwhile, "connection", type("Elsewhere", (), {  # read here
+        "vendor": "sqlite", "in_atomic_block": False})())
+    here, _ = report_data_compute(params)
+    assert readers[-1] == "MainThread" and len(readers) == 3 - cached
+    for data in (threaded, here):  # when it was made, and how many scores were cached
+        data["snapshot"].pop("generated_at")
+        for summary in data.pop("metrics").values():
+            summary.pop("cached"), summary.pop("computed")
+            data.setdefault("summaries", []).append(summary)
+    assert threaded == here and threaded["snapshot"]["counts"]
