@@ -19,6 +19,7 @@ from .accuracy import accuracy_vs_majority, accuracy_vs_weighted, agreement_matr
 from .biases import biases
 from .forked import Forked
 from .leaderboards import leaderboards
+from .meanwhile import Meanwhile
 from .params import MAJORITY, ReportParams
 from .reliability import human_reliability
 from .scores import score_analysis
@@ -43,7 +44,9 @@ def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
     seed, rounds = params.seed, params.bootstrap_rounds
     # Accuracy and reliability (from the verdicts alone) in a child meanwhile; what reads
     # the database too (scores, biases) and the ratings here: about half the work each.
-    with Forked(_accuracy_and_reliability, verdicts, seed, rounds) as in_child:
+    # The snapshot's table counts are read in a thread meanwhile too (queries, no work here).
+    with (Forked(_accuracy_and_reliability, verdicts, seed, rounds) as in_child,
+          Meanwhile(lambda: selectors.database_counts(params.study)) as database):
         progress("statistics: scores", 46)
         scores = score_analysis(params, metric_scores, seed, rounds)
         progress("statistics: biases", 52)
@@ -58,9 +61,10 @@ def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
         progress("statistics: accuracy and reliability", 68)
         (accuracy, tests, accuracy_items), accuracy_weighted, matrices, reliability = (
             in_child.result())
+        database_counts = database.result()
     counts = report_counts(verdicts, scores, feedback, accuracy_items)
     data = {
-        "snapshot": report_snapshot(verdicts, scores, counts, metric_summary),
+        "snapshot": report_snapshot(verdicts, scores, counts, metric_summary, database_counts),
         "sources": [Judgment.HUMAN, *verdicts.automatic],
         "metrics": metric_summary,
         "metric_provenance": metric_provenance.provenance(metric_summary),

@@ -48,15 +48,16 @@ def report_counts(verdicts: PairwiseVerdicts, scores: ScoreAnalysis,
         "items": len(main),
         "items_all_turns": len(verdicts.items),
         "comparisons": len({k[0] for k in main}),
-        "human_votes": sum(len(v) for k, v in verdicts.human_votes.items() if k in main_set),
+        "human_votes": sum(len(verdicts.human_votes[k])
+                           for k in main_set & verdicts.human_votes.keys()),
         "human_tie_votes_dropped": verdicts.human_tie_votes,
         **({"human_both_bad_votes_dropped": verdicts.human_both_bad_votes}
            if verdicts.human_both_bad_votes else {}),
-        "items_with_human_votes": sum(k in verdicts.human_votes for k in main),
+        "items_with_human_votes": len(main_set & verdicts.human_votes.keys()),
         "model_vs_model_items": len(accuracy_items),
         "model_vs_model_items_with_majority": sum(verdicts.majority[k] is not None
                                                   for k in accuracy_items),
-        "verdicts_by_source": {s: sum(k in verdicts.by_source[s] for k in main)
+        "verdicts_by_source": {s: len(main_set & verdicts.by_source[s].keys())
                                for s in verdicts.automatic},
         "score_judgments": scores.n_judgments,
         "graded_responses": scores.n_responses,
@@ -66,7 +67,9 @@ def report_counts(verdicts: PairwiseVerdicts, scores: ScoreAnalysis,
 
 
 def report_snapshot(verdicts: PairwiseVerdicts, scores: ScoreAnalysis, counts: dict,
-                    metric_summary: dict[str, dict]) -> dict:
+                    metric_summary: dict[str, dict], database: dict | None = None) -> dict:
+    """The snapshot; ``database``: ``selectors.database_counts`` of the report's study when
+    already read (else read here)."""
     params = verdicts.params
     seed, rounds = params.seed, params.bootstrap_rounds
     return {
@@ -85,7 +88,8 @@ def report_snapshot(verdicts: PairwiseVerdicts, scores: ScoreAnalysis, counts: d
         "bootstrap_rounds": rounds,
         "reference_model": verdicts.reference,
         "counts": counts,
-        "database": selectors.database_counts(params.study),
+        "database": database if database is not None else selectors.database_counts(
+            params.study),
         "data_fingerprint": verdicts.pairwise_data.fingerprint,
         "template_versions": {
             "report_schema": REPORT_SCHEMA, "html_template": HTML_TEMPLATE_VERSION,

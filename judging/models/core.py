@@ -208,9 +208,11 @@ class Judgment(models.Model):
                    # sum) reads from the index alone.
                    models.Index(fields=["source", "created_at", "id"], name="judgment_source_time"),
                    # The same within one study: a study's state, check and newer votes
-                   # (``judging.folded_counts``) and its boards' and reports' reads.
+                   # (``judging.folded_counts``) and its boards' and reports' reads. With
+                   # ``rejected`` beside the key, a study's counted judgments are counted
+                   # from the index alone (not by reading every study's rows).
                    models.Index(fields=["study", "source", "created_at", "id"],
-                                name="judgment_study_time"),
+                                include=["rejected"], name="judgment_study_time"),
                    # the rating cache's key: a source's newest judgment (judging/rating_cache.py)
                    models.Index(fields=["source", "id"], name="judgment_source_latest"),
                    # A verdict's generations on one item (``selectors.current_verdicts``): the

@@ -44,3 +44,27 @@ def test_each_judgment_takes_its_items_study(back_to_latest):
         assert sorted(Judgment.objects.filter(study__slug=slug).values_list("pk", flat=True)) \
             == sorted(pks), slug
     assert not Judgment.objects.filter(study__isnull=True).exists()
+
+
+@pytest.mark.postgres
+def test_a_studys_counted_judgments_are_counted_from_its_index_alone():
+    """(judging 0018) ``rejected`` rides in ``judgment_study_time``; and with the table's
+    other rows made expensive to read, the count the report's snapshot asks for takes the
+    index, not a scan of every study's rows."""
+    from django.db import connection
+
+    from agreement import selectors
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'judgment_study_time'")
+        assert cursor.fetchone()[0].endswith('("study_id", "source", "created_at", "id") '
+                                             'INCLUDE ("rejected")'.replace('"', ""))
+        cursor.execute("SET enable_seqscan = off")  # as with nine other studies' millions
+        try:
+            from judging.models import Judgment
+
+            plan = Judgment.objects.filter(study_id=selectors.study_id(None)).values_list(
+                "source").order_by().distinct().explain()
+        finally:
+            cursor.execute("RESET enable_seqscan")
+    assert "Index Only Scan using judgment_study_time" in plan
