@@ -43,7 +43,9 @@ class ScoreTable(Mapping):
         has = np.zeros(len(ids), dtype=bool)
         inside = (ids >= 0) & (ids < len(self._has))
         has[inside] = self._has[ids[inside]]
-        return has, np.where(has, self._scores[np.where(has, ids, 0)], 0.0)
+        scores = np.zeros(len(ids))
+        scores[has] = self._scores[ids[has]]
+        return has, scores
 
     def __iter__(self) -> Iterator[int]:
         return iter(np.flatnonzero(self._has).tolist())

@@ -203,6 +203,14 @@ def response_word_counts(ids) -> dict[int, int]:
     return out
 
 
+def _id_ranges(ids: list[int], size: int = 20_000) -> list[tuple[int, int]]:
+    """(lowest, highest) of each run of ``size`` consecutive ``ids`` (sorted): index ranges
+    that hold them and little else when a study's rows were made together, as imports and
+    submissions make them (rows of others inside a range are read and dropped)."""
+    return [(ids[start], ids[min(start + size, len(ids)) - 1])
+            for start in range(0, len(ids), size)]
+
+
 def _id_chunks(ids, size: int = 20_000):
     """``ids`` in lists of ``size`` (stays under SQLite's variable limit)."""
     ids = list(ids)
@@ -274,18 +282,24 @@ def current_scores(metric: str, config_hash: str, reference_hashes: dict[int, st
     ``reference_hashes`` whose cached row was scored against their current reference (its
     hash), in response id order. Read from the cursor a chunk at a time, only current rows
     kept, into a ``ScoreTable`` (a dict when the ids are too sparse for one): a report holds
-    every metric's scores of every response while it computes."""
+    every metric's scores of every response while it computes.
+
+    A configuration's rows are every study's (a metric's settings do not name the study), so
+    they are read by ranges of the wanted ids (``_id_ranges``), not all: a study's metrics
+    cost what its own responses hold, however many other studies there are."""
     import numpy as np  # not at import: web workers read no scores
 
     from .score_table import ScoreTable
 
     ids, scores = array("q"), array("d")
-    for r, h, s in analytic.each_row(
-            MetricScore.objects.filter(metric=metric, config_hash=config_hash)
-            .order_by("response_id").values_list("response_id", "reference_hash", "score")):
-        if reference_hashes.get(r) == h:
-            ids.append(r)
-            scores.append(s)
+    rows = MetricScore.objects.filter(metric=metric, config_hash=config_hash)
+    for low, high in _id_ranges(sorted(reference_hashes)):
+        for r, h, s in analytic.each_row(
+                rows.filter(response_id__gte=low, response_id__lte=high)
+                .order_by("response_id").values_list("response_id", "reference_hash", "score")):
+            if reference_hashes.get(r) == h:
+                ids.append(r)
+                scores.append(s)
     ids, scores = np.frombuffer(ids, np.int64), np.frombuffer(scores, np.float64)
     if ScoreTable.fits(ids):
         return ScoreTable(ids, scores)

@@ -1,5 +1,6 @@
 """More studies of the same size in a bench database: a study's models, instances, responses,
-comparisons and judgments copied into new studies, in SQL (about 40 s per million judgments).
+comparisons, judgments and cached metric scores copied into new studies, in SQL (about 40 s
+per million judgments).
 
 Each copy keeps every column but its ids (moved by ``OFFSET`` per copy), its uuids (new),
 its study and its votes' assignments (none: those belong to the original's batches).
@@ -41,6 +42,7 @@ def add_copies(original, copies: int) -> list:
     """``copies`` new studies, each a copy of ``original``'s judged content; the new studies."""
     from django.db import connection, transaction
 
+    from agreement.models import MetricScore
     from annotation.models import Instance
     from judging.models import Comparison, EvalModel, Judgment, Response
     from studies.models import Study
@@ -60,11 +62,16 @@ def add_copies(original, copies: int) -> list:
                         ("instance_id", "response_a_id", "response_b_id"))
             n = _copy_table(cursor, Judgment, k, study.pk, of,
                             ("comparison_id", "response_id"), ("assignment_id",))
+            # the same scores under the same settings' hash, as a study with the same
+            # responses would cache them (a metric's settings name no study)
+            _copy_table(cursor, MetricScore, k, study.pk,
+                        f"response_id IN (SELECT id FROM judging_response WHERE {instances})",
+                        ("response_id",))
         made.append(study)
         print(f"  study {study.slug}: {n:,} judgments copied in {time.perf_counter() - t:.0f} s",
               flush=True)
     with connection.cursor() as cursor:
-        for model in (EvalModel, Instance, Response, Comparison, Judgment, Study):
+        for model in (EvalModel, Instance, Response, Comparison, Judgment, MetricScore, Study):
             table = model._meta.db_table
             cursor.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
                            f'(SELECT max(id) FROM "{table}"))')

@@ -2,7 +2,7 @@
 
     NLTK_DATA=var/nltk_data .venv/bin/python bench/agreement.py [--quick] [--skip-bert]
     NLTK_DATA=var/nltk_data .venv/bin/python bench/agreement.py --only-report [--postgres]
-        [--comparisons 160000] [--runs 5] [--cache-runs 5] [--reuse]
+        [--comparisons 160000] [--runs 5] [--cache-runs 5] [--studies 1] [--reuse]
 
 1. Krippendorff's alpha, 100,000 units x 5 coders (``bench/agreement_stats.py``'s data), each
    level, point estimate: target <= 1 s.
@@ -19,8 +19,12 @@
    work in the same process would be partly that work's. Caching scores METEOR and ROUGE-L
    in a child process (``agreement.metrics.isolated``), so its figure is the largest total RSS
    of the worker and the child, sampled while they ran (each one's peak, and the two added,
-   beside it). The database is kept; ``--reuse``
-   measures it again without rebuilding.
+   beside it). With ``--studies N`` (PostgreSQL) the database holds N studies of that size:
+   after caching, the first study is copied N-1 times with its cached scores
+   (``bench/_studies.py``; a database of its own) and the report is the first study's, so
+   its time says whether a study's report grows with the others' data (goal: it does not,
+   and stays <= 30 s at 1M each). The database is kept; ``--reuse`` measures it again
+   without rebuilding.
 """
 from __future__ import annotations
 
@@ -192,10 +196,11 @@ def _in_child(fn) -> float:
     return _peak_rss_mb(resource.RUSAGE_CHILDREN)  # the largest child so far
 
 
-def _database(engine: str, n_comparisons: int, reuse: bool) -> tuple[str, bool]:
+def _database(engine: str, n_comparisons: int, reuse: bool, studies: int = 1
+              ) -> tuple[str, bool]:
     """(database URL, whether its tables must be made): a file in the temp folder or a
     PostgreSQL database named after the size, kept so ``--reuse`` measures it again."""
-    name = f"bench_agreement_{n_comparisons}"
+    name = f"bench_agreement_{n_comparisons}" + (f"_studies_{studies}" if studies > 1 else "")
     if engine == "sqlite":
         path = Path(tempfile.gettempdir()) / f"{name}.sqlite3"
         if not reuse:
@@ -277,16 +282,21 @@ def _peak_line(what: str, peaks: list[float], goal: float = 600) -> str:
 
 
 def _drop_lexical_scores() -> None:
-    """Empty the lexical metrics' cache, so a caching run scores every response again."""
+    """Empty the lexical metrics' cache of the measured (default) study, so a caching run
+    scores every response again (the copies' scores stay: they are what they would cache)."""
     from agreement.models import MetricScore
     from agreement.services.metric_scores import LEXICAL_METRICS
+    from studies.models import default_study_id
 
-    MetricScore.objects.filter(metric__in=list(LEXICAL_METRICS)).delete()
+    MetricScore.objects.filter(metric__in=list(LEXICAL_METRICS),
+                               response__instance__study_id=default_study_id()).delete()
 
 
 def bench_report(n_comparisons: int, runs: int, cache_runs: int, engine: str, reuse: bool,
-                 out_dir: Path | None) -> None:
-    url, create = _database(engine, n_comparisons, reuse)
+                 out_dir: Path | None, studies: int = 1) -> None:
+    if studies > 1 and engine != "postgres":
+        sys.exit("--studies needs --postgres")
+    url, create = _database(engine, n_comparisons, reuse, studies)
     _django(url, create)
     from agreement.models import Report
     from agreement.services.reports import report_write_dir
@@ -320,6 +330,16 @@ def bench_report(n_comparisons: int, runs: int, cache_runs: int, engine: str, re
               f"process {_spread([c[2] for c in caching], '.0f', 'MB')}; the two peaks added, "
               f"an upper bound, as they never run at once at their peaks: "
               f"{_spread([c[1] + c[2] for c in caching], '.0f', 'MB')})")
+    if studies > 1 and not reuse:
+        import _studies
+
+        from studies.models import Study, default_study_id
+
+        _studies.add_copies(Study.objects.get(pk=default_study_id()), studies - 1)
+    if studies > 1:
+        from judging.models import Judgment
+
+        print(f"   the first of {studies} studies; {Judgment.objects.count():,} judgments in all")
     connections.close_all()
     reports = [_measured("report", url) for _ in range(runs)]
     times = [r[0] for r in reports]
@@ -358,6 +378,9 @@ def main() -> None:
     ap.add_argument("--database-url", help=argparse.SUPPRESS)
     ap.add_argument("--postgres", action="store_true",
                     help="Build the report on PostgreSQL (TEST_DATABASE_URL's server)")
+    ap.add_argument("--studies", type=int, default=1,
+                    help="Studies of that size in the database (PostgreSQL); the first's "
+                         "report is measured")
     ap.add_argument("--reuse", action="store_true",
                     help="Time the database (and metric cache) a previous run of this size left")
     args = ap.parse_args()
@@ -372,7 +395,7 @@ def main() -> None:
             bench_bert(500 // scale)
     bench_report(args.comparisons or 16_000 // scale, args.runs,
                  args.runs if args.cache_runs is None else args.cache_runs,
-                 "postgres" if args.postgres else "sqlite", args.reuse, args.out)
+                 "postgres" if args.postgres else "sqlite", args.reuse, args.out, args.studies)
 
 
 if __name__ == "__main__":

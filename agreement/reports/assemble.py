@@ -37,7 +37,7 @@ def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
     params.metric_options)`` returns (both empty when the report has no metrics).
     ``progress(stage, percent)`` is told where the computation is (the report service records
     it on the report's row; percents continue after the metrics' share). ``pairwise``: the
-    judgments already read (``verdicts.read_pairwise_data``), else they are read here."""
+    judgments already read (``params.read_pairwise_data``), else they are read here."""
     progress = progress or (lambda stage, percent: None)
     progress("loading judgments", 40)
     verdicts = gather_pairwise_verdicts(params, metric_scores, pairwise)

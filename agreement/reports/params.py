@@ -52,3 +52,10 @@ class ReportParams:
         selectors.split_check(p.split)  # raises UnknownSplit
         check_names(p.metrics)
         return p
+
+
+def read_pairwise_data(params: ReportParams) -> selectors.PairwiseData:
+    """The split's pairwise judgments as the report asks for them (here, not beside the
+    statistics: the report service starts reading them before SciPy & co. are imported)."""
+    return selectors.pairwise_data(params.split, params.judges, params.exclude_blocked,
+                                   params.include_trial, study=params.study)

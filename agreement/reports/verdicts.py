@@ -24,7 +24,7 @@ from judging.selectors import reference_model_name
 
 from .. import selectors
 from ..score_table import ScoreTable
-from .params import ReportParams
+from .params import ReportParams, read_pairwise_data
 
 Item = tuple[int, str]  # (comparison id, turn)
 
@@ -119,12 +119,6 @@ class PairwiseVerdicts:
     def involves_reference(self, key: Item) -> bool:
         c = self.comparisons[key[0]]
         return self.reference is not None and self.reference in (c.model_a, c.model_b)
-
-
-def read_pairwise_data(params: ReportParams) -> selectors.PairwiseData:
-    """The split's pairwise judgments as the report asks for them."""
-    return selectors.pairwise_data(params.split, params.judges, params.exclude_blocked,
-                                   params.include_trial, study=params.study)
 
 
 def gather_pairwise_verdicts(params: ReportParams, metric_scores: dict[str, dict[int, float]],

@@ -17,6 +17,7 @@ import json
 import logging
 from collections.abc import Sequence
 from functools import lru_cache, partial
+from itertools import compress
 
 from django.db import transaction
 from django.utils import timezone
@@ -129,6 +130,18 @@ class _TextsOf(Sequence):
         return out if isinstance(index, slice) else out[0]
 
 
+def _missing(targets: list[MetricTarget], current) -> list[MetricTarget]:
+    """The targets ``current`` (a metric's cached scores) has no score of, in order: looked
+    up all at once in a ``ScoreTable`` (one at a time, 240K targets took 0.2 s a metric)."""
+    if not hasattr(current, "lookup"):  # a dict (ids too sparse for a table)
+        return [t for t in targets if t.response_id not in current]
+    import numpy as np  # not at import: web workers score nothing
+
+    has, _ = current.lookup(np.fromiter((t.response_id for t in targets), np.int64,
+                                        len(targets)))
+    return list(compress(targets, (~has).tolist()))
+
+
 def _score_metric(name: str, targets: list[MetricTarget], options: dict,
                   refs: dict[int, str], process: MetricProcess,
                   on_batch=None, before_scoring=None) -> tuple[dict, str, int, int, dict]:
@@ -139,7 +152,7 @@ def _score_metric(name: str, targets: list[MetricTarget], options: dict,
     config = metric_config(name, options, process)
     chash = config_hash(config, targets)
     current = current_scores(name, chash, refs)
-    todo = [t for t in targets if t.response_id not in current]
+    todo = _missing(targets, current)
     cached = len(targets) - len(todo)
     corpus = metric_lib.get(name).corpus
     if corpus and todo:

@@ -119,9 +119,8 @@ def report_data_compute(params: ReportParams, progress: Progress | None = None
     """(report dict, plot inputs) for ``params``: the metrics' scores from the cache, scoring
     and caching what is missing (one metric at a time, so ``progress`` can say which), then
     every section computed from the database as it is."""
-    from ..reports.assemble import build_report_data  # SciPy & co. load in the job, not at boot
     from ..reports.meanwhile import Meanwhile
-    from ..reports.verdicts import read_pairwise_data
+    from ..reports.params import read_pairwise_data
 
     progress = progress or (lambda stage, percent: None)
     n = len(params.metrics)
@@ -130,9 +129,12 @@ def report_data_compute(params: ReportParams, progress: Progress | None = None
         progress(f"metrics {i + 1}/{n} ({name})",
                  METRICS_START + (METRICS_END - METRICS_START) * i // n)
 
-    # The judgments are read while the metric cache is (dropped if a metric must be scored:
-    # scoring is the memory peak of a cold report, and the rows are read again after it).
+    # The judgments are read while SciPy & co. are imported and the metric cache is read
+    # (dropped if a metric must be scored: scoring is the memory peak of a cold report, and
+    # the rows are read again after it).
     with Meanwhile(lambda: read_pairwise_data(params)) as judgments:
+        from ..reports.assemble import build_report_data  # in the job, not at boot
+
         metric_summary, metric_scores = metric_scores_ensure(
             params.metrics, params.metric_options, on_metric, study=params.study,
             before_scoring=judgments.drop)

@@ -122,3 +122,39 @@ def test_compute_metrics_command(study, capsys):
     assert "16 scores, 16 from cache" in capsys.readouterr().out
     with pytest.raises(CommandError, match="unknown metric"):
         call_command("compute_metrics", "--metrics", "bleu5")
+
+
+def test_a_studys_scores_are_read_from_its_own_id_ranges(study, monkeypatch):
+    """A configuration's rows are every study's (the settings of a metric name no study): the
+    cache is read by ranges of the study's own response ids, so another study's rows (made
+    after, as imports make them) are neither returned nor read."""
+    from agreement import selectors
+    from annotation.core import analytic
+    from studies.models import Study
+
+    _, own = svc.metric_scores_ensure(["length"])
+    row = MetricScore.objects.filter(metric="length").first()
+    other = Study.objects.create(name="Other", slug="other")
+    model = Response.objects.first().model
+    theirs = [Response.objects.create(instance=Instance.objects.create(
+        study=other, instruction=f"Other {k}?", stage="done"), model=model, text=f"t {k}")
+        for k in range(30)]
+    MetricScore.objects.bulk_create(
+        [MetricScore(metric="length", config_hash=row.config_hash, response=r,
+                     reference_hash=row.reference_hash, score=99.0, created_at=row.created_at)
+         for r in theirs])
+    read = []
+    real = analytic.each_row
+
+    def counted(qs, **kw):
+        for r in real(qs, **kw):
+            read.append(r[0])
+            yield r
+
+    monkeypatch.setattr(analytic, "each_row", counted)
+    summary, again = svc.metric_scores_ensure(["length"])
+    own, again = own["length"], again["length"]
+    assert dict(again) == dict(own) and summary["length"]["cached"] == len(own) == 8
+    assert sorted(read) == sorted(own)  # none of the other study's 30 rows
+    assert selectors._id_ranges([1, 2, 5, 9, 40], size=2) == [(1, 2), (5, 9), (40, 40)]
+    assert selectors._id_ranges([]) == []

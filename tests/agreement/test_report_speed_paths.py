@@ -92,14 +92,15 @@ def test_judgments_read_in_a_thread_give_the_report_reading_them_here_gives(
     dropped, read again, when a metric is scored): the same report as reading them here."""
     import threading
 
-    from agreement.reports import meanwhile, verdicts
+    from agreement.reports import meanwhile
+    from agreement.reports import params as report_params
 
     params = ReportParams(metrics=["length", "bleu4"], bootstrap_rounds=20)
     if cached:
         svc.metric_scores_ensure(params.metrics)
     readers = []
-    real = verdicts.read_pairwise_data
-    monkeypatch.setattr(verdicts, "read_pairwise_data", lambda p: (
+    real = report_params.read_pairwise_data
+    monkeypatch.setattr(report_params, "read_pairwise_data", lambda p: (
         readers.append(threading.current_thread().name), real(p))[1])
     threaded, _ = report_data_compute(params)
     assert readers == (["report read"] if cached else ["report read", "MainThread"])

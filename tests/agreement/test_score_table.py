@@ -30,3 +30,7 @@ def test_looking_up_many_ids_at_once_reads_like_one_at_a_time():
     assert has.tolist() == [i in table for i in ids]
     assert [v.hex() for v, h in zip(values.tolist(), has, strict=True) if h] == [
         table[i].hex() for i in ids if i in table]
+
+    empty = ScoreTable(np.array([], np.int64), np.array([]))
+    has, values = empty.lookup(np.array([0, 3], np.int64))
+    assert not has.any() and values.tolist() == [0.0, 0.0]
