@@ -42,10 +42,11 @@ def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
     progress("loading judgments", 40)
     verdicts = gather_pairwise_verdicts(params, metric_scores, pairwise)
     seed, rounds = params.seed, params.bootstrap_rounds
-    # Accuracy and reliability (from the verdicts alone) in a child meanwhile; what reads
-    # the database too (scores, biases) and the ratings here: about half the work each.
+    # Accuracy, reliability and ratings (from the verdicts alone) in a child meanwhile;
+    # what reads the database too (scores, biases) and the agreement matrices here: about
+    # half the work each, and the ratings' memory is not added to the biases' here.
     # The snapshot's table counts are read in a thread meanwhile too (queries, no work here).
-    with (Forked(_accuracy_and_reliability, verdicts, seed, rounds) as in_child,
+    with (Forked(_from_verdicts_alone, verdicts, seed, rounds) as in_child,
           Meanwhile(lambda: selectors.database_counts(params.study)) as database):
         progress("statistics: scores", 46)
         scores = score_analysis(params, metric_scores, seed, rounds)
@@ -56,11 +57,11 @@ def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
         bias_section, length_boxes = biases(verdicts, lengths, scores.by_source)
         feedback = selectors.feedback_judgments(params.split, params.judges,
                                                 params.include_trial, study=params.study)
-        progress("statistics: ratings", 62)
-        boards, system, categories = leaderboards(verdicts, seed, rounds)
-        progress("statistics: accuracy and reliability", 68)
-        (accuracy, tests, accuracy_items), accuracy_weighted, matrices, reliability = (
-            in_child.result())
+        progress("statistics: agreement matrices", 62)
+        matrices = agreement_matrices(verdicts)
+        progress("statistics: accuracy, reliability and ratings", 68)
+        (accuracy, tests, accuracy_items), accuracy_weighted, reliability, (
+            boards, system, categories) = in_child.result()
         database_counts = database.result()
     counts = report_counts(verdicts, scores, feedback, accuracy_items)
     data = {
@@ -84,13 +85,13 @@ def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
     return json_ready(data), {"length_boxes": length_boxes}
 
 
-def _accuracy_and_reliability(verdicts: PairwiseVerdicts, seed: int, rounds: int) -> tuple:
+def _from_verdicts_alone(verdicts: PairwiseVerdicts, seed: int, rounds: int) -> tuple:
     """Sections computed from the verdicts alone (no database), a part of a report a forked
-    child can do: (accuracy vs the majority, vs the weighted labels, agreement matrices,
-    human reliability)."""
+    child can do: (accuracy vs the majority, vs the weighted labels, human reliability,
+    (boards, system correlation, category win rates))."""
     accuracy = accuracy_vs_majority(verdicts, seed)
     return (accuracy, accuracy_vs_weighted(verdicts, accuracy[2], seed),
-            agreement_matrices(verdicts), human_reliability(verdicts, seed, rounds))
+            human_reliability(verdicts, seed, rounds), leaderboards(verdicts, seed, rounds))
 
 
 def json_ready(obj):

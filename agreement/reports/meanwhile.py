@@ -9,6 +9,7 @@ A read that failed in the thread is done again here, so the thread can change on
 """
 from __future__ import annotations
 
+import ctypes
 import logging
 import threading
 from collections.abc import Callable
@@ -18,6 +19,19 @@ from django.db import connection, connections
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+M_ARENA_MAX = -8  # glibc's mallopt parameter (malloc.h)
+
+
+def _one_malloc_arena() -> None:
+    """glibc gives each new thread a malloc arena of its own: what the thread read (a
+    million judgments' dicts and lists) sat in one heap and the report's other work in
+    another, neither reusing the other's freed space (peak RSS 619 MB instead of 586 at 1M
+    judgments). Threads made after this share the main arena. Elsewhere (musl, macOS)
+    nothing."""
+    try:
+        ctypes.CDLL("libc.so.6").mallopt(M_ARENA_MAX, 1)
+    except (OSError, AttributeError):
+        pass
 
 
 class Meanwhile(Generic[T]):
@@ -28,6 +42,7 @@ class Meanwhile(Generic[T]):
     def __init__(self, read: Callable[[], T]):
         self._read, self._done, self._thread = read, {}, None
         if connection.vendor == "postgresql" and not connection.in_atomic_block:
+            _one_malloc_arena()
             self._thread = threading.Thread(target=self._run, name="report read", daemon=True)
             self._thread.start()
 

@@ -49,7 +49,8 @@ def test_the_build_records_each_stage_on_the_row(study, monkeypatch):
     stages = [s for s, _, _ in seen]
     assert stages[0] == "metrics 1/1 (length)"
     for expected in ("loading judgments", "statistics: scores", "statistics: biases",
-                     "statistics: ratings", "statistics: accuracy and reliability",
+                     "statistics: agreement matrices",
+                     "statistics: accuracy, reliability and ratings",
                      "plots", "writing files"):
         assert expected in stages
     assert stages.index("loading judgments") < stages.index("plots") < stages.index(
