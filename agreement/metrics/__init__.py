@@ -100,5 +100,6 @@ def metric_pairwise_verdicts(scores_a, scores_b, tolerance: float = 0.0) -> list
     import numpy as np  # not at import: web workers load the registry, not NumPy
 
     a, b = np.asarray(scores_a, dtype=float), np.asarray(scores_b, dtype=float)
-    codes = np.where(np.abs(a - b) <= tolerance, 0, np.where(a > b, 1, 2))
+    with np.errstate(invalid="ignore"):  # inf - inf is NaN, silently, as in Python
+        codes = np.where(np.abs(a - b) <= tolerance, 0, np.where(a > b, 1, 2))
     return np.array(["tie", "A", "B"], dtype=object)[codes].tolist()
