@@ -207,8 +207,7 @@ def _id_ranges(ids: list[int], size: int = 20_000) -> list[tuple[int, int]]:
     """(lowest, highest) of each run of ``size`` consecutive ``ids`` (sorted): index ranges
     that hold them and little else when a study's rows were made together, as imports and
     submissions make them (rows of others inside a range are read and dropped)."""
-    return [(ids[start], ids[min(start + size, len(ids)) - 1])
-            for start in range(0, len(ids), size)]
+    return [(chunk[0], chunk[-1]) for chunk in _id_chunks(ids, size)]
 
 
 def _id_chunks(ids, size: int = 20_000):

@@ -51,7 +51,8 @@ def build_report_data(params: ReportParams, *, metric_summary: dict[str, dict],
         progress("statistics: scores", 46)
         scores = score_analysis(params, metric_scores, seed, rounds)
         progress("statistics: biases", 52)
-        response_ids = {r for k in verdicts.items if (pair := verdicts.pair(k)) for r in pair}
+        _, response_a, response_b = verdicts.item_pairs()  # every item about two responses
+        response_ids = set(response_a.tolist()) | set(response_b.tolist())
         response_ids |= {k[0] for rows in scores.by_source.values() for k in rows}
         lengths = selectors.response_word_counts(response_ids)
         bias_section, length_boxes = biases(verdicts, lengths, scores.by_source)
